@@ -1,0 +1,1 @@
+"""Command-line entry points (installed as ``t2t_lite.bin``)."""

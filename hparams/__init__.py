@@ -1,0 +1,2 @@
+"""Registered hparams sets (installed as ``t2t_lite.hparams``)."""
+from t2t_lite.hparams import transformer  # noqa: F401

@@ -1,0 +1,97 @@
+"""Transformer hparams sets: the paper's base and big models and CPU sizes.
+
+Each set is a short function built on another, as in T2T. Keys (all typed):
+
+model shape     hidden_size (d_model), filter_size (d_ff), num_heads,
+                num_encoder_layers, num_decoder_layers, attention_key_channels /
+                attention_value_channels (total d_k*h / d_v*h; 0 = hidden_size)
+regularisation  layer_prepostprocess_dropout (sub-layer outputs and
+                embeddings+positions), attention_dropout, relu_dropout,
+                label_smoothing
+structure       normalize_before (pre-norm; False = the paper's post-norm),
+                position_embedding ("timing" sinusoids or "learned"),
+                shared_embedding_and_softmax_weights, max_length
+optimisation    optimizer_adam_beta1/beta2/epsilon, learning_rate (a scale on the
+                schedule), learning_rate_schedule ("rsqrt_decay": the paper's
+                d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)),
+                learning_rate_warmup_steps, clip_grad_norm (0 = off)
+batching        batch_size (tokens per replica per step, source or target
+                side, whichever is longer), gradient_accumulation_steps
+"""
+from t2t_lite.hparam import HParams
+from t2t_lite.registry import register_hparams
+
+
+@register_hparams
+def transformer_base() -> HParams:
+    """The paper's base model (Vaswani et al. 2017, Table 3 row "base")."""
+    return HParams(
+        hidden_size=512,
+        filter_size=2048,
+        num_heads=8,
+        num_encoder_layers=6,
+        num_decoder_layers=6,
+        attention_key_channels=0,
+        attention_value_channels=0,
+        layer_prepostprocess_dropout=0.1,
+        attention_dropout=0.0,
+        relu_dropout=0.0,
+        label_smoothing=0.1,
+        normalize_before=False,
+        position_embedding="timing",
+        shared_embedding_and_softmax_weights=True,
+        max_length=256,
+        optimizer_adam_beta1=0.9,
+        optimizer_adam_beta2=0.98,
+        optimizer_adam_epsilon=1e-9,
+        learning_rate=1.0,
+        learning_rate_schedule="rsqrt_decay",
+        learning_rate_warmup_steps=4000,
+        clip_grad_norm=0.0,
+        batch_size=4096,
+        gradient_accumulation_steps=1,
+    )
+
+
+@register_hparams
+def transformer_big() -> HParams:
+    """The paper's big model: d_model 1024, d_ff 4096, 16 heads, dropout 0.3."""
+    hparams = transformer_base()
+    hparams.hidden_size = 1024
+    hparams.filter_size = 4096
+    hparams.num_heads = 16
+    hparams.layer_prepostprocess_dropout = 0.3
+    return hparams
+
+
+@register_hparams
+def transformer_base_prenorm() -> HParams:
+    """Base with pre-norm residual blocks (T2T's later default, v2)."""
+    hparams = transformer_base()
+    hparams.normalize_before = True
+    return hparams
+
+
+@register_hparams
+def transformer_small() -> HParams:
+    """A CPU-sized model: 3+3 layers of 256, 4 heads."""
+    hparams = transformer_base()
+    hparams.hidden_size = 256
+    hparams.filter_size = 1024
+    hparams.num_heads = 4
+    hparams.num_encoder_layers = 3
+    hparams.num_decoder_layers = 3
+    hparams.learning_rate_warmup_steps = 1000
+    hparams.batch_size = 2048
+    return hparams
+
+
+@register_hparams
+def transformer_tiny() -> HParams:
+    """The smallest useful model: 2+2 layers of 128, 4 heads."""
+    hparams = transformer_small()
+    hparams.hidden_size = 128
+    hparams.filter_size = 512
+    hparams.num_encoder_layers = 2
+    hparams.num_decoder_layers = 2
+    return hparams

@@ -1,0 +1,35 @@
+"""t2t-lite: the Transformer and its seq2seq ancestors on TensorFlow 2 / Keras 3.
+
+The top-level folders problems/, hparams/ and bin/ are installed inside the
+t2t_lite namespace (t2t_lite.problems, t2t_lite.hparams, t2t_lite.bin) so that
+no generic module name lands in site-packages.
+"""
+from setuptools import find_packages, setup
+
+CORE = find_packages(include=["t2t_lite", "t2t_lite.*"])
+MAPPED = {"t2t_lite.problems": "problems", "t2t_lite.hparams": "hparams",
+          "t2t_lite.bin": "bin"}
+
+setup(
+    name="t2t-lite",
+    version="0.1.0",
+    description="Tensor2Tensor's Transformer and seq2seq models on TF2 / Keras 3",
+    python_requires=">=3.11",
+    packages=CORE + list(MAPPED),
+    package_dir={"t2t_lite": "t2t_lite", **MAPPED},
+    install_requires=[
+        "tensorflow==2.21.*",
+        "keras>=3.12",
+        "tensorflow-text==2.21.*",
+        "tensorflow-datasets>=4.9",
+        "sacrebleu>=2.4",
+        "sentencepiece>=0.2",
+        "numpy",
+    ],
+    extras_require={"test": ["pytest>=8"]},
+    entry_points={"console_scripts": [
+        "t2t-trainer=t2t_lite.bin.t2t_trainer:main",
+        "t2t-datagen=t2t_lite.bin.t2t_datagen:main",
+        "t2t-decoder=t2t_lite.bin.t2t_decoder:main",
+    ]},
+)

@@ -1,0 +1,123 @@
+"""Name -> object registries for problems, models and hparams sets.
+
+Registration is by decorator; the registered name is the snake_case form of the
+class or function name unless given explicitly (``TranslateEndeWmt32k`` ->
+``translate_ende_wmt32k``). Looking up an unknown name raises a ``KeyError``
+that lists everything registered, grouped by name prefix, so a typo is easy to
+spot. ``import_usr_dir`` imports a user's own package so its registrations
+appear without touching the library.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+from collections import defaultdict
+from typing import Any, Callable, Iterator, TypeVar
+
+T = TypeVar("T")
+
+_FIRST_CAP = re.compile(r"(.)([A-Z][a-z0-9]+)")
+_ALL_CAP = re.compile(r"([a-z0-9])([A-Z])")
+
+
+def snake_case(name: str) -> str:
+    """``TranslateEndeWmt32k`` -> ``translate_ende_wmt32k``."""
+    return _ALL_CAP.sub(r"\1_\2", _FIRST_CAP.sub(r"\1_\2", name)).lower()
+
+
+class UnknownNameError(KeyError):
+    """An unknown registry name; the message lists what is registered."""
+
+    def __str__(self) -> str:  # KeyError's own str() would quote the message
+        return str(self.args[0])
+
+
+class Registry:
+    """A named mapping from snake_case names to registered objects."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._entries: dict[str, Any] = {}
+
+    def register(self, name_or_obj: Any = None) -> Any:
+        """Decorator: ``@reg.register`` or ``@reg.register("explicit_name")``."""
+        if callable(name_or_obj) and not isinstance(name_or_obj, str):
+            return self._add(snake_case(name_or_obj.__name__), name_or_obj)
+
+        def decorator(obj: T) -> T:
+            return self._add(name_or_obj or snake_case(obj.__name__), obj)
+        return decorator
+
+    def _add(self, name: str, obj: T) -> T:
+        if name in self._entries and self._entries[name] is not obj:
+            raise ValueError(
+                f"{self.kind} {name!r} is already registered "
+                f"(by {_origin(self._entries[name])}); pick another name.")
+        self._entries[name] = obj
+        return obj
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._entries:
+            raise UnknownNameError(f"unknown {self.kind} {name!r}. Registered {self.kind}s:\n"
+                           f"{self.help()}")
+        return self._entries[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._entries))
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def help(self) -> str:
+        """Names grouped by their first snake_case word, one group a line."""
+        groups: dict[str, list[str]] = defaultdict(list)
+        for name in self.names():
+            groups[name.split("_")[0]].append(name)
+        if not groups:
+            return "  (none)"
+        return "\n".join(f"  {prefix}: {', '.join(names)}"
+                         for prefix, names in sorted(groups.items()))
+
+
+def _origin(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', obj)}"
+
+
+problems = Registry("problem")
+models = Registry("model")
+hparams_sets = Registry("hparams set")
+
+register_problem = problems.register
+register_model = models.register
+register_hparams = hparams_sets.register
+
+
+def load_builtins() -> None:
+    """Imports the library's own problems, models and hparams sets."""
+    importlib.import_module("t2t_lite.problems")
+    importlib.import_module("t2t_lite.models")
+    importlib.import_module("t2t_lite.hparams")
+
+
+def import_usr_dir(usr_dir: str) -> None:
+    """Imports the package at ``usr_dir`` (a folder with ``__init__.py``)."""
+    path = os.path.abspath(os.path.expanduser(usr_dir.rstrip("/")))
+    if not os.path.isfile(os.path.join(path, "__init__.py")):
+        raise FileNotFoundError(
+            f"--t2t_usr_dir={usr_dir!r} is not a Python package: expected "
+            f"{os.path.join(path, '__init__.py')} importing your registrations.")
+    parent, name = os.path.split(path)
+    if parent not in sys.path:
+        sys.path.insert(0, parent)
+    importlib.import_module(name)
+
+
+def registry_help() -> str:
+    """Everything registered, as printed by ``t2t-trainer --registry_help``."""
+    return "\n".join(f"{reg.kind}s:\n{reg.help()}"
+                     for reg in (problems, models, hparams_sets))
