@@ -20,6 +20,7 @@ setup(
     install_requires=[
         "tensorflow==2.21.*",
         "keras>=3.12",
+        "tensorboard",  # tf.summary needs it; tensorflow 2.21 no longer pulls it in
         "tensorflow-text==2.21.*",
         "tensorflow-datasets>=4.9",
         "sacrebleu>=2.4",
@@ -31,5 +32,8 @@ setup(
         "t2t-trainer=t2t_lite.bin.t2t_trainer:main",
         "t2t-datagen=t2t_lite.bin.t2t_datagen:main",
         "t2t-decoder=t2t_lite.bin.t2t_decoder:main",
+        "t2t-bleu=t2t_lite.bin.t2t_bleu:main",
+        "t2t-avg-all=t2t_lite.bin.t2t_avg_all:main",
+        "t2t-parse-eval=t2t_lite.bin.t2t_parse_eval:main",
     ]},
 )

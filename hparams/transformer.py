@@ -95,3 +95,50 @@ def transformer_tiny() -> HParams:
     hparams.num_encoder_layers = 2
     hparams.num_decoder_layers = 2
     return hparams
+
+
+# Table 3 of the paper: variations on the base model, one registered set per
+# row entry, each "transformer_base" with a few hparams overridden.
+def _register_base_variant(name: str, doc: str, **overrides) -> None:
+    def variant() -> HParams:
+        return transformer_base().override_from_dict(overrides)
+    variant.__name__ = variant.__qualname__ = name
+    variant.__doc__ = doc
+    register_hparams(name)(variant)
+
+
+# (A) number of heads at constant computation: d_k = d_v = d_model / h.
+for _heads in (1, 4, 16, 32):
+    _register_base_variant(f"transformer_base_h{_heads}",
+                           f"Table 3 (A): {_heads} heads, d_k = d_v = {512 // _heads}.",
+                           num_heads=_heads)
+# (B) smaller attention keys (8 heads, d_v stays 64).
+for _key_depth in (16, 32):
+    _register_base_variant(f"transformer_base_dk{_key_depth}",
+                           f"Table 3 (B): d_k = {_key_depth}.",
+                           attention_key_channels=8 * _key_depth)
+# (C) model size. The d_model rows keep 8 heads, so d_k = d_v = d_model / 8
+# gives the paper's 32 (d_model 256) and 128 (d_model 1024).
+for _layers in (2, 4, 8):
+    _register_base_variant(f"transformer_base_layers{_layers}",
+                           f"Table 3 (C): N = {_layers} encoder and decoder layers.",
+                           num_encoder_layers=_layers, num_decoder_layers=_layers)
+for _hidden in (256, 1024):
+    _register_base_variant(f"transformer_base_hidden{_hidden}",
+                           f"Table 3 (C): d_model = {_hidden}, d_k = d_v = {_hidden // 8}.",
+                           hidden_size=_hidden)
+for _filter in (1024, 4096):
+    _register_base_variant(f"transformer_base_filter{_filter}",
+                           f"Table 3 (C): d_ff = {_filter}.", filter_size=_filter)
+# (D) residual dropout P_drop and label smoothing eps_ls.
+for _tenths in (0, 2):
+    _register_base_variant(f"transformer_base_dropout{_tenths}",
+                           f"Table 3 (D): P_drop = {_tenths / 10}.",
+                           layer_prepostprocess_dropout=_tenths / 10)
+    _register_base_variant(f"transformer_base_ls{_tenths}",
+                           f"Table 3 (D): eps_ls = {_tenths / 10}.",
+                           label_smoothing=_tenths / 10)
+# (E) learned positional embeddings instead of sinusoids.
+_register_base_variant("transformer_base_learned_pos",
+                       "Table 3 (E): learned positional embeddings.",
+                       position_embedding="learned")

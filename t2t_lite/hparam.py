@@ -104,7 +104,8 @@ class HParams:
         self._values[key] = list(value) if isinstance(value, tuple) else value
 
     def set_hparam(self, key: str, value: Any) -> None:
-        self._values[self._known(key)] = _check_value(key, value, self._values[key])
+        default = self._values[self._known(key)]
+        self._values[key] = _check_value(key, value, default)
 
     def _known(self, key: str) -> str:
         if key not in self._values:

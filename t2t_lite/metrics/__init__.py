@@ -1,1 +1,1 @@
-"""metrics"""
+"""Evaluation metrics: BLEU for translation (``bleu``)."""

@@ -1,1 +1,1 @@
-"""training"""
+"""Training: schedules, losses, the train/eval loop, checkpoints."""

@@ -1,0 +1,45 @@
+"""t2t-avg-all: average the last N checkpoints of a training directory.
+
+    t2t-avg-all --model_dir=train/base --output_dir=train/base_avg --n=5
+
+writes output_dir/ckpt-<newest N> (found by tf.train.latest_checkpoint) and
+copies hparams.json, so t2t-decoder can use output_dir like model_dir.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Sequence
+
+from t2t_lite.training import averaging
+
+
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="t2t-avg-all", description=__doc__.split("\n")[0])
+    parser.add_argument("--model_dir", required=True,
+                        help="training directory with ckpt-N checkpoints")
+    parser.add_argument("--output_dir", required=True,
+                        help="where the averaged checkpoint goes (not model_dir)")
+    parser.add_argument("--n", type=int, default=5,
+                        help="how many of the newest checkpoints to average (paper: 5 for "
+                             "base, 20 for big); fewer are averaged, with a warning, if "
+                             "fewer exist")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse_args(argv)
+    logging.basicConfig(format="t2t-avg-all: %(levelname)s: %(message)s")
+    try:
+        result = averaging.average_last_checkpoints(args.model_dir, args.output_dir, args.n)
+    except (OSError, ValueError) as err:
+        print(f"t2t-avg-all: error: {err}", file=sys.stderr)
+        return 1
+    print(f"averaged {len(result.sources)} checkpoints "
+          f"({', '.join(result.sources)}) into {result.path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

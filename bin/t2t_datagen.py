@@ -1,0 +1,37 @@
+"""t2t-datagen: download a problem's raw data, build its vocabulary, write shards."""
+from __future__ import annotations
+
+import argparse
+from typing import Sequence
+
+from t2t_lite.bin import common
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="t2t-datagen", description=__doc__)
+    p.add_argument("--problem", help="registered problem name (see --registry_help)")
+    p.add_argument("--data_dir", help="where the vocabulary and TFRecord shards go")
+    p.add_argument("--tmp_dir", help="where raw downloads are kept (reused when present)")
+    common.add_usr_dir_flags(p)
+    return p
+
+
+def generate(argv: Sequence[str] | None) -> int:
+    args = parser().parse_args(argv)
+    if common.load_registrations(args):
+        return 0
+    from t2t_lite import registry
+    for flag in ("problem", "data_dir"):
+        if not getattr(args, flag):
+            raise ValueError(f"--{flag} is required")
+    problem = registry.problems[args.problem]()
+    problem.generate_data(args.data_dir, args.tmp_dir or args.data_dir)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return common.run_main("t2t-datagen", generate, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

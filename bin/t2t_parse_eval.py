@@ -1,0 +1,40 @@
+"""t2t-parse-eval: EVALB (COLLINS.prm) labelled bracketing scores of a parsed file.
+
+    t2t-parse-eval --gold=gold.trees --test=decoded.trees [--max_length=40]
+
+Both files hold bracketed trees (one a line, or pretty-printed .mrg), sentence
+i of one against sentence i of the other; see t2t_lite.parsing.evalb for the
+conventions.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from t2t_lite.parsing.evalb import DEFAULT_MAX_LENGTH, evalb, format_report
+from t2t_lite.parsing.trees import read_tree_file
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="t2t-parse-eval", description=__doc__.split("\n")[0])
+    parser.add_argument("--gold", required=True, help="gold trees file")
+    parser.add_argument("--test", required=True, help="parser output trees file")
+    parser.add_argument("--max_length", type=int, default=DEFAULT_MAX_LENGTH,
+                        help="length cut-off of the second summary (words, -NONE- excluded)")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        result = evalb(read_tree_file(args.gold), read_tree_file(args.test), args.max_length)
+    except (OSError, ValueError) as error:
+        print(f"t2t-parse-eval: error: {error}", file=sys.stderr)
+        return 1
+    print(format_report(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""Batching examples by token budget: filter by length, bucket, pad.
+
+Examples of similar length are batched together (buckets whose upper lengths
+grow by ~10%, as in T2T), and each bucket's batch size is chosen so that
+``batch_size * longest_length_in_bucket <= batch_size_tokens``: every batch
+holds about the same number of tokens whatever the sentence lengths. Batches
+are padded with ``PAD_ID`` only to their own longest sequence.
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+from t2t_lite.data.encoders import PAD_ID
+
+_MIN_BUCKET_LENGTH = 8
+_BUCKET_GROWTH = 1.1
+
+
+def bucket_upper_lengths(max_length: int) -> list[int]:
+    """Inclusive upper lengths of the buckets: 8, 9, ..., growing ~1.1x, ending at ``max_length``."""
+    uppers = []
+    length = min(_MIN_BUCKET_LENGTH, max_length)
+    while length < max_length:
+        uppers.append(length)
+        length = max(length + 1, int(length * _BUCKET_GROWTH))
+    return uppers + [max_length]
+
+
+def _example_length(example: dict[str, tf.Tensor]) -> tf.Tensor:
+    """The longer side of an example, which is what a batch is padded to."""
+    return tf.reduce_max(tf.stack([tf.shape(ids)[0] for ids in example.values()]))
+
+
+def batch_examples(dataset: tf.data.Dataset, batch_size_tokens: int, max_length: int,
+                   training: bool, shuffle_buffer: int = 10000,
+                   seed: int | None = None) -> tf.data.Dataset:
+    """Padded batches ``{"inputs": int32[B, S], "targets": int32[B, T]}`` with B*max(S, T)
+    at most ``batch_size_tokens``.
+
+    Examples with a side longer than ``max_length``, or than ``batch_size_tokens``
+    (no batch could hold them), are dropped; ``max_length=0`` leaves only the
+    latter limit, as in T2T. Training shuffles examples and repeats forever; otherwise every kept
+    example appears once, in a deterministic order.
+    """
+    if batch_size_tokens < 1:
+        raise ValueError(f"batch_size_tokens must be positive, got {batch_size_tokens}")
+    if max_length < 0:
+        raise ValueError(f"max_length must be >= 0 (0 = limited by the token budget), "
+                         f"got {max_length}")
+    limit = min(max_length, batch_size_tokens) if max_length else batch_size_tokens
+    dataset = dataset.filter(lambda example: _example_length(example) <= limit)
+    if training:
+        dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+        dataset = dataset.repeat()
+    uppers = bucket_upper_lengths(limit)
+    dataset = dataset.bucket_by_sequence_length(
+        element_length_func=_example_length,
+        # A length L goes to the first bucket whose boundary exceeds it.
+        bucket_boundaries=[upper + 1 for upper in uppers[:-1]],
+        bucket_batch_sizes=[max(1, batch_size_tokens // upper) for upper in uppers],
+        padding_values=PAD_ID,
+        pad_to_bucket_boundary=False)
+    return dataset.prefetch(tf.data.AUTOTUNE)

@@ -1,0 +1,163 @@
+"""Problems: what a dataset is, how its data is generated, and how it is read back.
+
+A ``Problem`` subclass is registered with ``@register_problem`` and instantiated
+with no arguments. ``generate_data`` writes a vocabulary file and sharded
+TFRecords into ``data_dir`` (raw downloads go to ``tmp_dir``); ``dataset``
+reads a split back as int32 id sequences ending in ``EOS_ID``.
+
+``Text2TextProblem`` covers every text-to-text task: a subclass only yields
+``{"inputs": str, "targets": str}`` samples per split from ``generate_samples``
+and, when bytes are not the right vocabulary, overrides ``build_vocab`` and
+``encoder_class``.
+"""
+from __future__ import annotations
+
+import abc
+import logging
+import os
+import shlex
+from typing import Iterator
+
+import tensorflow as tf
+
+from t2t_lite import registry
+from t2t_lite.data import tfrecords
+from t2t_lite.data.encoders import EOS_ID, ByteTextEncoder, TextEncoder
+
+logger = logging.getLogger(__name__)
+
+SPLITS = ("train", "dev", "test")
+
+
+def _check_split(split: str) -> None:
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+
+
+class Problem(abc.ABC):
+    """A dataset with its vocabulary, stored as sharded TFRecords per split."""
+
+    has_inputs: bool = True  # False for problems with targets only (language models)
+
+    @property
+    def name(self) -> str:
+        """The registered name (snake_case of the class name unless a subclass says otherwise)."""
+        return registry.snake_case(type(self).__name__)
+
+    def num_shards(self, split: str) -> int:
+        """How many TFRecord files ``split`` is written to."""
+        return 10 if split == "train" else 1
+
+    @property
+    def feature_keys(self) -> tuple[str, ...]:
+        """The keys of every example: ("inputs", "targets"), or ("targets",)."""
+        return ("inputs", "targets") if self.has_inputs else ("targets",)
+
+    @abc.abstractmethod
+    def generate_data(self, data_dir: str, tmp_dir: str) -> None:
+        """Writes the vocabulary and the shards of every split, skipping finished work."""
+
+    @abc.abstractmethod
+    def feature_encoders(self, data_dir: str) -> dict[str, TextEncoder]:
+        """``{"inputs": encoder, "targets": encoder}`` (the two may be one object)."""
+
+    def vocab_size(self, data_dir: str) -> int:
+        """The size of the (shared) vocabulary the model embeds and predicts."""
+        return self.feature_encoders(data_dir)["targets"].vocab_size
+
+    def decode_hparams_defaults(self) -> dict:
+        """Decoding settings this problem needs (e.g. beam size, alpha); none by default."""
+        return {}
+
+    def shard_paths(self, data_dir: str, split: str) -> list[str]:
+        _check_split(split)
+        return tfrecords.shard_filenames(data_dir, self.name, split, self.num_shards(split))
+
+    def datagen_command(self, data_dir: str) -> str:
+        """The shell command that generates this problem's data into ``data_dir``."""
+        return (f"t2t-datagen --problem={self.name} "
+                f"--data_dir={shlex.quote(os.path.abspath(data_dir))} --tmp_dir=/tmp/t2t_datagen")
+
+    def dataset(self, split: str, data_dir: str, shuffle_files: bool = False) -> tf.data.Dataset:
+        """Examples ``{"inputs": int32[None], "targets": int32[None]}``, each ending in EOS.
+
+        Every shard is read once up front, so a corrupt one fails here, by name.
+        """
+        paths = self.shard_paths(data_dir, split)
+        missing = [path for path in paths if not os.path.exists(path)]
+        if missing:
+            pattern = tfrecords.shard_pattern(data_dir, self.name, split, len(paths))
+            raise FileNotFoundError(
+                f"no complete {split} data for problem {self.name}: {len(missing)} of "
+                f"{len(paths)} shards {pattern} are missing; write them with: "
+                f"{self.datagen_command(data_dir)}")
+        tfrecords.check_shards(paths, remedy=f"Delete it and re-run: "
+                                             f"{self.datagen_command(data_dir)}")
+        return tfrecords.read_shards(paths, self.feature_keys, shuffle_files=shuffle_files)
+
+
+class Text2TextProblem(Problem):
+    """Text in, text out: samples of strings are encoded with one shared vocabulary."""
+
+    encoder_class: type[TextEncoder] = ByteTextEncoder  # reads back what build_vocab wrote
+    log_every: int = 100_000  # examples between progress messages while writing
+
+    @abc.abstractmethod
+    def generate_samples(self, data_dir: str, tmp_dir: str,
+                         split: str) -> Iterator[dict[str, str]]:
+        """Yields ``{"inputs": str, "targets": str}`` for ``split`` (no "inputs"
+        when ``has_inputs`` is False); downloads go to ``tmp_dir``."""
+
+    def build_vocab(self, data_dir: str, tmp_dir: str) -> TextEncoder:
+        """The vocabulary to write, an ``encoder_class``; bytes by default (nothing to learn)."""
+        return ByteTextEncoder()
+
+    @property
+    def vocab_filename(self) -> str:
+        return f"vocab.{self.name}.txt"
+
+    def feature_encoders(self, data_dir: str) -> dict[str, TextEncoder]:
+        path = os.path.join(data_dir, self.vocab_filename)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"vocabulary {path} of problem {self.name} does not "
+                                    f"exist; write it with: {self.datagen_command(data_dir)}")
+        encoder = self.encoder_class.load_from_file(path)
+        return {key: encoder for key in self.feature_keys}
+
+    def _write_vocab(self, data_dir: str, tmp_dir: str) -> None:
+        path = os.path.join(data_dir, self.vocab_filename)
+        if os.path.exists(path):
+            logger.info("%s: vocabulary %s exists, keeping it", self.name, path)
+            return
+        encoder = self.build_vocab(data_dir, tmp_dir)
+        if not isinstance(encoder, self.encoder_class):
+            raise TypeError(f"{type(self).__name__}.build_vocab returned a "
+                            f"{type(encoder).__name__} but encoder_class is "
+                            f"{self.encoder_class.__name__}; make them agree")
+        encoder.store_to_file(path + ".incomplete")
+        os.replace(path + ".incomplete", path)
+        logger.info("%s: wrote vocabulary of %d ids to %s", self.name, encoder.vocab_size, path)
+
+    def _encoded_samples(self, data_dir: str, tmp_dir: str, split: str,
+                         encoders: dict[str, TextEncoder]) -> Iterator[dict[str, list[int]]]:
+        for sample in self.generate_samples(data_dir, tmp_dir, split):
+            missing = [key for key in self.feature_keys if key not in sample]
+            if missing:
+                raise KeyError(f"{type(self).__name__}.generate_samples yielded a sample "
+                               f"without {missing}: {sample!r}")
+            yield {key: encoders[key].encode(sample[key]) + [EOS_ID]
+                   for key in self.feature_keys}
+
+    def generate_data(self, data_dir: str, tmp_dir: str) -> None:
+        os.makedirs(data_dir, exist_ok=True)
+        os.makedirs(tmp_dir, exist_ok=True)
+        self._write_vocab(data_dir, tmp_dir)
+        encoders = self.feature_encoders(data_dir)
+        for split in SPLITS:
+            paths = self.shard_paths(data_dir, split)
+            if all(os.path.exists(path) for path in paths):
+                logger.info("%s: %s shards exist, skipping", self.name, split)
+                continue
+            logger.info("%s: generating %s data into %d shards", self.name, split, len(paths))
+            tfrecords.write_shards(self._encoded_samples(data_dir, tmp_dir, split, encoders),
+                                   paths, log_every=self.log_every)

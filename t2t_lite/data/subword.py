@@ -1,0 +1,144 @@
+"""Shared subword vocabularies (BPE or word-pieces) backed by sentencepiece.
+
+The paper used a shared BPE vocabulary of about 37000 tokens for En-De and a
+32000 word-piece vocabulary for En-Fr. ``model_type="bpe"`` gives the former;
+``model_type="unigram"`` (sentencepiece's unigram language model, which like
+word-pieces picks the segmentation by likelihood) stands in for the latter.
+
+Models are trained so that they fit the ``TextEncoder`` contract:
+id 0 = PAD, 1 = EOS, 2 = unknown, no BOS; ``byte_fallback`` spells any
+character outside the vocabulary as UTF-8 byte pieces, so nothing is ever
+unknown; ``identity`` normalization and kept whitespace make
+``decode(encode(text)) == text`` exactly. The one exception is U+2581
+(LOWER ONE EIGHTH BLOCK), sentencepiece's own whitespace marker, which comes
+back as a space.
+
+``tf_encode`` / ``tf_decode`` do the same inside a TensorFlow graph (e.g. in a
+``tf.data`` pipeline) with tensorflow-text and give the same ids and text as
+``encode`` / ``decode``.
+"""
+from __future__ import annotations
+
+import functools
+import io
+import os
+from typing import Iterable, Sequence
+
+import sentencepiece as spm
+import tensorflow as tf
+
+from t2t_lite.data.encoders import EOS_ID, NUM_RESERVED_IDS, PAD_ID, TextEncoder, trim_ids
+
+UNK_ID = NUM_RESERVED_IDS  # the first id after PAD and EOS
+MODEL_TYPES = ("bpe", "unigram")
+_WHITESPACE_MARK = "\u2581"
+
+
+class SubwordTextEncoder(TextEncoder):
+    """A sentencepiece model behind the ``TextEncoder`` interface."""
+
+    def __init__(self, model_proto: bytes):
+        processor = spm.SentencePieceProcessor(model_proto=model_proto)
+        reserved = (processor.pad_id(), processor.eos_id(), processor.unk_id(),
+                    processor.bos_id())
+        if reserved != (PAD_ID, EOS_ID, UNK_ID, -1):
+            raise ValueError(f"sentencepiece model has (pad, eos, unk, bos) ids {reserved}, "
+                             f"expected ({PAD_ID}, {EOS_ID}, {UNK_ID}, -1); build it with "
+                             "SubwordTextEncoder.build")
+        self._model_proto = model_proto
+        self._processor = processor
+
+    @classmethod
+    def build(cls, text_iterator: Iterable[str], vocab_size: int, model_type: str = "bpe",
+              *, path_prefix: str, max_sentences: int = 0,
+              seed: int = 1) -> "SubwordTextEncoder":
+        """Trains a vocabulary on ``text_iterator`` and saves it as ``path_prefix + ".model"``.
+
+        When that file already exists it is loaded instead and ``text_iterator`` is
+        not read. ``text_iterator`` yields sentences of every language that shares
+        the vocabulary. ``vocab_size`` counts every id (reserved and byte pieces
+        included). ``max_sentences`` > 0 trains on that many sentences sampled with
+        ``seed``; 0 uses all. Training is deterministic: fixed seed, one thread
+        (multi-threaded unigram training is not reproducible).
+        """
+        model_path = path_prefix + ".model"
+        if os.path.exists(model_path):
+            return cls.load_from_file(model_path)
+        if model_type not in MODEL_TYPES:
+            raise ValueError(f"model_type {model_type!r} is not one of {MODEL_TYPES}")
+        spm.set_random_generator_seed(seed)
+        model = io.BytesIO()
+        try:
+            spm.SentencePieceTrainer.train(
+                sentence_iterator=iter(text_iterator), model_writer=model,
+                vocab_size=vocab_size, model_type=model_type,
+                pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
+                byte_fallback=True, normalization_rule_name="identity",
+                remove_extra_whitespaces=False, input_sentence_size=max_sentences,
+                shuffle_input_sentence=True, num_threads=1, minloglevel=2)
+        except RuntimeError as err:
+            raise ValueError(f"sentencepiece could not train a {vocab_size}-token "
+                             f"{model_type} vocabulary: {err}") from None
+        encoder = cls(model.getvalue())
+        encoder.store_to_file(model_path)
+        return encoder
+
+    @property
+    def vocab_size(self) -> int:
+        return self._processor.get_piece_size()
+
+    def encode(self, text: str) -> list[int]:
+        return self._processor.encode(text)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        content = trim_ids(ids)
+        bad = [i for i in content if not 0 <= i < self.vocab_size]
+        if bad:
+            raise ValueError(f"ids {bad[:5]} are outside the subword vocabulary "
+                             f"[0, {self.vocab_size})")
+        return self._processor.decode(content)
+
+    def store_to_file(self, path: str) -> None:
+        """Writes the sentencepiece model (atomically, so a partial file is never seen)."""
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        partial = path + ".partial"
+        with open(partial, "wb") as f:
+            f.write(self._model_proto)
+        os.replace(partial, path)
+
+    @classmethod
+    def load_from_file(cls, path: str) -> "SubwordTextEncoder":
+        try:
+            with open(path, "rb") as f:
+                return cls(f.read())
+        except FileNotFoundError:
+            raise FileNotFoundError(f"subword model {path} does not exist; generate the "
+                                    "problem's data (t2t-datagen) first") from None
+
+    @functools.cached_property
+    def _tf_tokenizer(self):
+        import tensorflow_text  # heavy import, only for the in-graph path
+        return tensorflow_text.SentencepieceTokenizer(model=self._model_proto,
+                                                      out_type=tf.int32)
+
+    def tf_encode(self, strings: tf.Tensor) -> tf.RaggedTensor:
+        """In-graph ``encode``: string[B] -> int32 ragged [B, None] (a string -> int32[None])."""
+        return self._tf_tokenizer.tokenize(strings)
+
+    def tf_decode(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor:
+        """In-graph ``decode``: int [B, L] (dense or ragged) -> string[B].
+
+        Like ``decode``, each row stops at its first EOS and drops PAD.
+        """
+        if isinstance(ids, tf.RaggedTensor):
+            ids = ids.to_tensor(default_value=PAD_ID)
+        ids = tf.cast(ids, tf.int32)
+        before_eos = tf.equal(tf.cumsum(tf.cast(tf.equal(ids, EOS_ID), tf.int32), axis=-1), 0)
+        content = tf.ragged.boolean_mask(ids, before_eos & tf.not_equal(ids, PAD_ID))
+        text = self._tf_tokenizer.detokenize(content)
+        # tensorflow-text drops every leading whitespace mark; sentencepiece's Python
+        # decode drops only the first (the dummy prefix). Put the others back.
+        pieces = tf.strings.reduce_join(self._tf_tokenizer.id_to_string(content), axis=-1)
+        extra_marks = tf.strings.regex_replace(
+            pieces, f"^(?:{_WHITESPACE_MARK}({_WHITESPACE_MARK}*))?(?s:.*)$", r"\1")
+        return tf.strings.regex_replace(extra_marks, _WHITESPACE_MARK, " ") + text

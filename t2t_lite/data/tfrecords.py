@@ -1,0 +1,115 @@
+"""Sharded TFRecord files of integer-id examples: naming, writing, checking, reading.
+
+An example is a dict of int sequences (``{"inputs": [...], "targets": [...]}``)
+stored as a ``tf.train.Example`` with one int64 list per key. A split of a
+problem is ``num_shards`` files ``{name}-{split}-{i:05d}-of-{n:05d}``; examples
+go to them round robin, and reading them back in order (``shuffle_files=False``)
+yields the examples in the order they were written. This is the only module
+that knows the file format.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import Iterable, Mapping, Sequence
+
+import tensorflow as tf
+
+logger = logging.getLogger(__name__)
+
+_INCOMPLETE_SUFFIX = ".incomplete"
+_CHECK_BATCH = 8192  # records per step when scanning a shard; large = fast
+
+
+class CorruptShardError(IOError):
+    """A TFRecord shard that cannot be read to the end."""
+
+
+def shard_filenames(data_dir: str, name: str, split: str, num_shards: int) -> list[str]:
+    """The paths of the ``num_shards`` shards of ``split``."""
+    return [os.path.join(data_dir, f"{name}-{split}-{i:05d}-of-{num_shards:05d}")
+            for i in range(num_shards)]
+
+
+def shard_pattern(data_dir: str, name: str, split: str, num_shards: int) -> str:
+    """A glob matching the shards of ``split``, for messages."""
+    return os.path.join(data_dir, f"{name}-{split}-?????-of-{num_shards:05d}")
+
+
+def _serialize(example: Mapping[str, Sequence[int]]) -> bytes:
+    features = {key: tf.train.Feature(int64_list=tf.train.Int64List(value=list(ids)))
+                for key, ids in example.items()}
+    return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
+
+
+def write_shards(examples: Iterable[Mapping[str, Sequence[int]]], paths: Sequence[str],
+                 log_every: int = 100_000) -> int:
+    """Writes ``examples`` round robin to ``paths`` and returns how many were written.
+
+    Shards are written under temporary names and renamed only once all examples
+    are written, so an interrupted run never leaves a shard that looks complete.
+    """
+    label = os.path.basename(paths[0]).rsplit("-", 3)[0]  # "{name}-{split}"
+    temp_paths = [path + _INCOMPLETE_SUFFIX for path in paths]
+    writers = [tf.io.TFRecordWriter(path) for path in temp_paths]
+    count = 0
+    try:
+        for count, example in enumerate(examples, start=1):
+            writers[(count - 1) % len(writers)].write(_serialize(example))
+            if count % log_every == 0:
+                logger.info("%s: %d examples written", label, count)
+    except BaseException:
+        for writer in writers:
+            writer.close()
+        for path in temp_paths:
+            os.remove(path)
+        raise
+    for writer in writers:
+        writer.close()
+    for temp_path, path in zip(temp_paths, paths):
+        os.replace(temp_path, path)
+    logger.info("%s: wrote %d examples to %d shards", label, count, len(paths))
+    return count
+
+
+def check_shards(paths: Sequence[str], remedy: str = "") -> None:
+    """Reads every record of every shard; raises ``CorruptShardError`` naming a bad shard.
+
+    TensorFlow's own error for a truncated or corrupted record does not say which
+    file it came from; ``remedy`` is appended to the message (what to re-run).
+    """
+    for path in paths:
+        try:
+            for _ in tf.data.TFRecordDataset(path, buffer_size=1 << 20).batch(_CHECK_BATCH):
+                pass
+        except tf.errors.DataLossError as error:
+            detail = re.sub(r"\{\{.*?\}\}\s*", "", error.message).split(" [Op:")[0]
+            raise CorruptShardError(f"TFRecord shard {path} is corrupt or truncated "
+                                    f"({detail}). {remedy}".rstrip()) from None
+
+
+def read_shards(paths: Sequence[str], keys: Sequence[str],
+                shuffle_files: bool = False, seed: int | None = None) -> tf.data.Dataset:
+    """Examples ``{key: int32[None]}`` from ``paths``.
+
+    In order, the shards are interleaved one record at a time, which undoes the
+    round robin of ``write_shards``; with ``shuffle_files`` the shard order is
+    shuffled and shards are read in parallel, in no fixed order.
+    """
+    features = {key: tf.io.FixedLenSequenceFeature([], tf.int64, allow_missing=True)
+                for key in keys}
+
+    def parse(record: tf.Tensor) -> dict[str, tf.Tensor]:
+        example = tf.io.parse_single_example(record, features)
+        return {key: tf.cast(example[key], tf.int32) for key in keys}
+
+    files = tf.data.Dataset.from_tensor_slices(list(paths))
+    if shuffle_files:
+        files = files.shuffle(len(paths), seed=seed)
+        records = files.interleave(tf.data.TFRecordDataset, cycle_length=min(len(paths), 16),
+                                   num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+    else:
+        records = files.interleave(tf.data.TFRecordDataset, cycle_length=len(paths),
+                                   block_length=1)
+    return records.map(parse, num_parallel_calls=tf.data.AUTOTUNE)

@@ -1,0 +1,147 @@
+"""What a run is: a problem, a model and its effective hparams, in an output dir.
+
+The effective hparams are the registered set, then the values saved in
+``output_dir/hparams.json`` by an earlier run, then the user's ``--hparams``.
+They are written back to ``hparams.json`` together with the model and problem
+names and a fingerprint of the vocabulary, so that the decoder and a resumed
+trainer rebuild exactly the model that was trained, and a request that
+disagrees with what the output dir holds is refused before anything is
+overwritten.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from typing import Any
+
+from t2t_lite import registry
+from t2t_lite.data.problem import Problem
+from t2t_lite.hparam import HParams
+
+HPARAMS_FILE = "hparams.json"
+
+
+class ExperimentError(ValueError):
+    """The request disagrees with the output dir, or names nothing usable."""
+
+
+@dataclasses.dataclass
+class Experiment:
+    """A resolved run: everything needed to build the model and its data."""
+    problem: Problem
+    model_name: str
+    hparams_set: str
+    hparams: HParams
+    data_dir: str
+    output_dir: str
+
+    @property
+    def model_cls(self) -> type:
+        return registry.models[self.model_name]
+
+    def vocab_size(self) -> int:
+        return self.problem.vocab_size(self.data_dir)
+
+    def build_model(self):
+        return self.model_cls(self.hparams, self.vocab_size())
+
+    def record(self) -> dict[str, Any]:
+        return {"problem": self.problem.name, "model": self.model_name,
+                "hparams_set": self.hparams_set, "vocab_size": self.vocab_size(),
+                "vocab_fingerprint": vocab_fingerprint(self.problem, self.data_dir),
+                "hparams": self.hparams.values()}
+
+    def save(self) -> None:
+        """Writes ``hparams.json`` atomically (an earlier copy is never half-written)."""
+        os.makedirs(self.output_dir, exist_ok=True)
+        path = os.path.join(self.output_dir, HPARAMS_FILE)
+        with open(path + ".tmp", "w") as f:
+            json.dump(self.record(), f, indent=2, sort_keys=True)
+        os.replace(path + ".tmp", path)
+
+
+def vocab_fingerprint(problem: Problem, data_dir: str) -> str:
+    """A short hash of the problem's vocabulary: detects decoding with another one."""
+    encoders = problem.feature_encoders(data_dir)
+    digest = hashlib.sha256()
+    for key in sorted(encoders):
+        enc = encoders[key]
+        digest.update(key.encode())
+        digest.update(str(enc.vocab_size).encode())
+        for i in range(enc.vocab_size):
+            digest.update(enc.decode([i]).encode("utf-8", "replace"))
+    return digest.hexdigest()[:16]
+
+
+def load_record(output_dir: str) -> dict[str, Any] | None:
+    path = os.path.join(output_dir, HPARAMS_FILE)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise ExperimentError(f"{path} is unreadable ({e}); fix or remove it") from None
+
+
+def resolve(problem_name: str | None, model_name: str | None, hparams_set: str | None,
+            hparams_overrides: str, data_dir: str, output_dir: str,
+            must_exist: bool = False) -> Experiment:
+    """Builds the Experiment, filling names the user left out from the output dir.
+
+    Raises ExperimentError when the request disagrees with what ``output_dir``
+    recorded: another problem or model, another vocabulary, or a model shape
+    (any hparam) that differs from the checkpoints already there.
+    """
+    record = load_record(output_dir)
+    if record is None and must_exist:
+        raise ExperimentError(f"{os.path.join(output_dir, HPARAMS_FILE)} not found: "
+                              "--output_dir must be a directory written by t2t-trainer")
+    saved = record or {}
+    for flag, asked, key in (("--problem", problem_name, "problem"),
+                             ("--model", model_name, "model")):
+        if asked and saved.get(key) and asked != saved[key]:
+            raise ExperimentError(
+                f"{flag}={asked} but {output_dir} holds a {saved[key]!r} run; "
+                f"use another --output_dir or {flag}={saved[key]}")
+    problem_name = problem_name or saved.get("problem")
+    model_name = model_name or saved.get("model")
+    hparams_set = hparams_set or saved.get("hparams_set")
+    for flag, value in (("--problem", problem_name), ("--model", model_name),
+                        ("--hparams_set", hparams_set)):
+        if not value:
+            raise ExperimentError(f"{flag} is required (no {HPARAMS_FILE} in {output_dir})")
+    problem = registry.problems[problem_name]()
+    registry.models[model_name]  # an unknown model fails here, listing the known ones
+    hparams = registry.hparams_sets[hparams_set]()
+    if saved.get("hparams"):
+        hparams.override_from_dict(saved["hparams"])
+    saved_values = hparams.values()
+    if hparams_overrides:
+        hparams.parse(hparams_overrides)
+    experiment = Experiment(problem, model_name, hparams_set, hparams, data_dir, output_dir)
+    if record is not None and _has_checkpoint(output_dir):
+        _check_shape_unchanged(experiment, saved_values, record)
+    return experiment
+
+
+def _has_checkpoint(output_dir: str) -> bool:
+    return os.path.exists(os.path.join(output_dir, "checkpoint"))
+
+
+def _check_shape_unchanged(experiment: Experiment, saved_values: dict, record: dict) -> None:
+    shape_keys = getattr(experiment.model_cls, "shape_hparams", ())
+    changed = [f"{k}={saved_values[k]!r} -> {experiment.hparams.values()[k]!r}"
+               for k in shape_keys
+               if k in saved_values and saved_values[k] != experiment.hparams.values()[k]]
+    if changed:
+        raise ExperimentError(
+            f"{experiment.output_dir} holds checkpoints of another model shape "
+            f"({', '.join(changed)}); use a new --output_dir or drop those --hparams")
+    fingerprint = vocab_fingerprint(experiment.problem, experiment.data_dir)
+    if record.get("vocab_fingerprint") not in (None, fingerprint):
+        raise ExperimentError(
+            f"the vocabulary in {experiment.data_dir} is not the one {experiment.output_dir} "
+            "was trained with; point --data_dir at the data the model was trained on")

@@ -1,0 +1,172 @@
+"""Multi-head scaled dot-product attention (paper section 3.2), 3-D tensors.
+
+Activations are [batch, length, depth]; inside, heads are [batch, heads,
+length, depth_per_head] so that both attention products are plain batched
+matmuls. Masks are additive biases broadcastable to [batch, heads, query_length,
+key_length]: 0 where a key may be attended to, a large negative number where not.
+
+``SelfAttention`` projects queries, keys and values with one fused kernel and
+can decode one position at a time into a fixed-shape key/value cache;
+``CrossAttention`` attends from the decoder to the encoder output, whose keys
+and values can be projected once per source sentence (``project_memory``).
+"""
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+# exp(-1e9 - max) underflows to exactly 0 in float32, so masked keys get no weight.
+MASK_VALUE = -1e9
+
+
+def padding_bias(padding: tf.Tensor) -> tf.Tensor:
+    """[B, S] padding (True or 1.0 at padded keys) -> float32 bias [B, 1, 1, S]."""
+    return tf.cast(padding, tf.float32)[:, None, None, :] * MASK_VALUE
+
+
+def causal_bias(length: tf.Tensor) -> tf.Tensor:
+    """Bias [1, 1, L, L] letting query position i see key positions <= i only."""
+    visible = tf.linalg.band_part(tf.ones([length, length], tf.float32), -1, 0)
+    return ((1.0 - visible) * MASK_VALUE)[None, None]
+
+
+def _dense(x: tf.Tensor, kernel: tf.Tensor) -> tf.Tensor:
+    """[..., d_in] x [d_in, d_out] as one 2-D matmul (no transpose, no broadcast)."""
+    return tf.tensordot(x, tf.cast(kernel, x.dtype), axes=1)
+
+
+class MultiHeadAttention(keras.layers.Layer):
+    """What self- and cross-attention share: head split, attention, output projection.
+
+    Args:
+      hidden_size: d_model, the depth of queries, memory and output.
+      num_heads: h.
+      key_channels: h * d_k (0 = hidden_size); value_channels likewise for d_v.
+      dropout: rate on the attention weights (hparam attention_dropout).
+    """
+
+    def __init__(self, hidden_size: int, num_heads: int, key_channels: int = 0,
+                 value_channels: int = 0, dropout: float = 0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.num_heads = num_heads
+        self.key_channels = key_channels or hidden_size
+        self.value_channels = value_channels or hidden_size
+        for what, channels in (("attention_key_channels", self.key_channels),
+                               ("attention_value_channels", self.value_channels)):
+            if channels % num_heads:
+                raise ValueError(f"{what}={channels} is not divisible by num_heads={num_heads}; "
+                                 "pick channels that are a multiple of the number of heads")
+        self.key_depth = self.key_channels // num_heads
+        self.value_depth = self.value_channels // num_heads
+        self.dropout = dropout
+        self.weights_dropout = keras.layers.Dropout(dropout)
+
+    def build(self, input_shape=None) -> None:
+        self.output_kernel = self.add_weight(
+            name="output_kernel", shape=(self.value_channels, self.hidden_size))
+
+    def _split_heads(self, x: tf.Tensor, depth: int) -> tf.Tensor:
+        """[B, L, h*depth] -> [B, h, L, depth]."""
+        shape = tf.shape(x)
+        x = tf.reshape(x, [shape[0], shape[1], self.num_heads, depth])
+        return tf.transpose(x, [0, 2, 1, 3])
+
+    def _split_keys_values(self, keys_values: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """[B, L, h*d_k + h*d_v] -> keys [B, h, L, d_k], values [B, h, L, d_v]."""
+        keys, values = tf.split(keys_values, [self.key_channels, self.value_channels], axis=-1)
+        return self._split_heads(keys, self.key_depth), self._split_heads(values, self.value_depth)
+
+    def attend(self, queries: tf.Tensor, keys: tf.Tensor, values: tf.Tensor,
+               bias: tf.Tensor | None, training: bool = False) -> tf.Tensor:
+        """softmax(Q K^T / sqrt(d_k) + bias) V, heads merged and projected: [B, Lq, d_model]."""
+        queries = queries * tf.cast(self.key_depth ** -0.5, queries.dtype)
+        logits = tf.cast(tf.matmul(queries, keys, transpose_b=True), tf.float32)
+        if bias is not None:
+            logits += tf.cast(bias, tf.float32)  # Keras casts float call args to compute dtype
+        # softmax in float32 even under mixed precision.
+        weights = tf.cast(tf.nn.softmax(logits), values.dtype)
+        weights = self.weights_dropout(weights, training=training)
+        heads = tf.transpose(tf.matmul(weights, values), [0, 2, 1, 3])  # [B, Lq, h, d_v]
+        shape = tf.shape(heads)
+        merged = tf.reshape(heads, [shape[0], shape[1], self.value_channels])
+        return _dense(merged, self.output_kernel)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "hidden_size": self.hidden_size,
+                "num_heads": self.num_heads, "key_channels": self.key_channels,
+                "value_channels": self.value_channels, "dropout": self.dropout}
+
+
+class SelfAttention(MultiHeadAttention):
+    """Self-attention with fused Q/K/V projection and incremental decoding."""
+
+    def build(self, input_shape=None) -> None:
+        super().build(input_shape)
+        self.qkv_kernel = self.add_weight(
+            name="qkv_kernel",
+            shape=(self.hidden_size, 2 * self.key_channels + self.value_channels))
+
+    def _project(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        queries, keys_values = tf.split(
+            _dense(x, self.qkv_kernel),
+            [self.key_channels, self.key_channels + self.value_channels], axis=-1)
+        keys, values = self._split_keys_values(keys_values)
+        return self._split_heads(queries, self.key_depth), keys, values
+
+    def call(self, x: tf.Tensor, bias: tf.Tensor | None = None,
+             training: bool = False) -> tf.Tensor:
+        """x [B, L, d_model], bias e.g. padding_bias or causal_bias -> [B, L, d_model]."""
+        queries, keys, values = self._project(x)
+        return self.attend(queries, keys, values, bias, training)
+
+    def empty_cache(self, batch_size: tf.Tensor, max_length: tf.Tensor,
+                    dtype: tf.DType) -> dict[str, tf.Tensor]:
+        """Zero key/value caches {"keys": [B, h, max_length, d_k], "values": [.., d_v]}."""
+        return {"keys": tf.zeros([batch_size, self.num_heads, max_length, self.key_depth], dtype),
+                "values": tf.zeros([batch_size, self.num_heads, max_length, self.value_depth],
+                                   dtype)}
+
+    def decode_step(self, x: tf.Tensor, step: tf.Tensor,
+                    cache: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """Attends from position ``step`` (x [B, 1, d_model]) over positions <= step.
+
+        Writes this position's key and value at index ``step`` of the cache
+        (a masked select, so the cache keeps its shape inside tf.while_loop) and
+        returns (output [B, 1, d_model], the updated cache). No dropout.
+        """
+        queries, keys, values = self._project(x)
+        cache_positions = tf.range(tf.shape(cache["keys"])[2])
+        is_step = tf.equal(cache_positions, step)[None, None, :, None]
+        cache = {"keys": tf.where(is_step, keys, cache["keys"]),
+                 "values": tf.where(is_step, values, cache["values"])}
+        bias = tf.where(cache_positions <= step, 0.0, MASK_VALUE)[None, None, None, :]
+        return self.attend(queries, cache["keys"], cache["values"], bias), cache
+
+
+class CrossAttention(MultiHeadAttention):
+    """Decoder-to-encoder attention: queries from x, keys and values from memory."""
+
+    def build(self, input_shape=None) -> None:
+        super().build(input_shape)
+        self.query_kernel = self.add_weight(
+            name="query_kernel", shape=(self.hidden_size, self.key_channels))
+        self.key_value_kernel = self.add_weight(
+            name="key_value_kernel",
+            shape=(self.hidden_size, self.key_channels + self.value_channels))
+
+    def project_memory(self, memory: tf.Tensor) -> dict[str, tf.Tensor]:
+        """memory [B, S, d_model] -> {"keys": [B, h, S, d_k], "values": [B, h, S, d_v]}."""
+        keys, values = self._split_keys_values(_dense(memory, self.key_value_kernel))
+        return {"keys": keys, "values": values}
+
+    def attend_to_memory(self, x: tf.Tensor, memory_kv: dict[str, tf.Tensor],
+                         bias: tf.Tensor | None, training: bool = False) -> tf.Tensor:
+        """Attention from x [B, L, d_model] to keys/values from ``project_memory``."""
+        queries = self._split_heads(_dense(x, self.query_kernel), self.key_depth)
+        return self.attend(queries, memory_kv["keys"], memory_kv["values"], bias, training)
+
+    def call(self, x: tf.Tensor, memory: tf.Tensor, bias: tf.Tensor | None = None,
+             training: bool = False) -> tf.Tensor:
+        """x [B, L, d_model], memory [B, S, d_model], bias [B, 1, 1, S] -> [B, L, d_model]."""
+        return self.attend_to_memory(x, self.project_memory(memory), bias, training)

@@ -1,0 +1,84 @@
+"""Seq2SeqModel: the interface every sequence-to-sequence model implements.
+
+The trainer calls the model with teacher forcing; beam search and greedy
+decoding use only ``encode``, ``initial_decode_state`` and ``decode_step``, so
+they work unchanged for the Transformer and for recurrent models.
+
+Decoding contract (what ``t2t_lite.decoding`` relies on):
+
+* Every tensor in the ``encoded`` dict and in the decode state has the batch
+  as its leading dimension. Beam search tiles ``encoded`` to B*beam rows along
+  axis 0 before calling ``initial_decode_state`` and reorders every state
+  tensor with ``tf.gather(tensor, indices, axis=0)`` (via ``tf.nest``).
+* ``decode_step`` returns a state whose tensors have exactly the shapes and
+  dtypes of the state it was given (fixed-size caches), so the state can be a
+  ``tf.while_loop`` variable. Batch size, source length and
+  ``max_decode_length`` may all be dynamic inside ``tf.function``.
+* Step 0 is fed ``PAD_ID`` (0) as the previous token: the start symbol. The
+  teacher-forced ``call`` sees the same thing, because it feeds
+  ``shift_right(targets)`` to the decoder.
+* ``decode_step`` is inference only: no dropout.
+"""
+from __future__ import annotations
+
+import abc
+
+import keras
+import tensorflow as tf
+
+from t2t_lite.data.encoders import PAD_ID
+from t2t_lite.hparam import HParams
+
+
+def shift_right(targets: tf.Tensor) -> tf.Tensor:
+    """Decoder inputs for teacher forcing: [B, T] -> [B, T], PAD_ID then targets[:, :-1]."""
+    return tf.pad(targets, [[0, 0], [1, 0]], constant_values=PAD_ID)[:, :-1]
+
+
+class Seq2SeqModel(keras.Model, abc.ABC):
+    """A Keras model mapping source ids to target logits, with incremental decoding.
+
+    Subclasses are registered with ``@register_model`` and built as
+    ``cls(hparams, vocab_size)``; ``vocab_size`` is the shared vocabulary size
+    of inputs and targets (reserved ids included).
+    """
+
+    # hparams keys that change the variables or their meaning: a checkpoint
+    # cannot be resumed once one of them differs.
+    shape_hparams: tuple[str, ...] = ()
+
+    def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
+        super().__init__(**kwargs)
+        self.hparams = hparams
+        self.vocab_size = vocab_size
+
+    @abc.abstractmethod
+    def call(self, features: dict[str, tf.Tensor], training: bool = False) -> tf.Tensor:
+        """Teacher-forced logits.
+
+        features: {"inputs": int32 [B, S], "targets": int32 [B, T]}, PAD_ID-padded.
+        Returns float32 logits [B, T, vocab_size]; position t predicts
+        targets[:, t] from inputs and targets[:, :t].
+        """
+
+    @abc.abstractmethod
+    def encode(self, inputs: tf.Tensor, training: bool = False) -> dict[str, tf.Tensor]:
+        """Source ids int32 [B, S] -> a dict of tensors, each with leading dim B."""
+
+    @abc.abstractmethod
+    def initial_decode_state(self, encoded: dict[str, tf.Tensor],
+                             max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
+        """The state before step 0, for up to ``max_decode_length`` (int32 scalar) steps.
+
+        Every tensor has leading dim B and keeps its shape across steps.
+        """
+
+    @abc.abstractmethod
+    def decode_step(self, ids: tf.Tensor, step: tf.Tensor,
+                    state: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """One decoding step.
+
+        ids: int32 [B], the previous token (PAD_ID at step 0); step: int32
+        scalar, the 0-based position being predicted. Returns float32 logits
+        [B, vocab_size] and the new state (same structure, shapes and dtypes).
+        """

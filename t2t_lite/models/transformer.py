@@ -1,0 +1,144 @@
+"""The Transformer of "Attention Is All You Need" (Vaswani et al. 2017).
+
+An encoder stack and a decoder stack of ``EncoderBlock`` / ``DecoderBlock``;
+token embeddings scaled by sqrt(d_model) plus position signals, dropped out
+(hparam layer_prepostprocess_dropout); with pre-norm a final LayerNorm on each
+stack's output; logits from the (optionally shared) embedding matrix. Reads the
+hparams keys documented in ``t2t_lite/hparams/transformer.py``.
+"""
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from t2t_lite.data.encoders import PAD_ID
+from t2t_lite.hparam import HParams
+from t2t_lite.layers.attention import causal_bias, padding_bias
+from t2t_lite.layers.embedding import (LearnedPositionEmbedding, SinusoidPositionEncoding,
+                                       TokenEmbedding)
+from t2t_lite.layers.transformer_blocks import DecoderBlock, EncoderBlock, layer_norm
+from t2t_lite.models.base import Seq2SeqModel, shift_right
+from t2t_lite.registry import register_model
+
+POSITION_EMBEDDINGS = ("timing", "learned")
+
+
+@register_model
+class Transformer(Seq2SeqModel):
+    """Encoder-decoder Transformer, post-norm (the paper) or pre-norm."""
+
+    shape_hparams = ("hidden_size", "filter_size", "num_heads", "num_encoder_layers",
+                     "num_decoder_layers", "attention_key_channels",
+                     "attention_value_channels", "normalize_before", "position_embedding",
+                     "shared_embedding_and_softmax_weights")
+
+    def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
+        super().__init__(hparams, vocab_size, **kwargs)
+        hidden_size = hparams.hidden_size
+        if hparams.position_embedding not in POSITION_EMBEDDINGS:
+            raise ValueError(f"unknown position_embedding={hparams.position_embedding!r}; "
+                             f"use one of {', '.join(POSITION_EMBEDDINGS)}")
+        if hparams.shared_embedding_and_softmax_weights:
+            shared = TokenEmbedding(vocab_size, hidden_size, name="shared_embedding")
+            self.source_embedding = self.target_embedding = self.softmax_weights = shared
+        else:
+            self.source_embedding = TokenEmbedding(vocab_size, hidden_size,
+                                                   name="source_embedding")
+            self.target_embedding = TokenEmbedding(vocab_size, hidden_size,
+                                                   name="target_embedding")
+            self.softmax_weights = TokenEmbedding(vocab_size, hidden_size, name="softmax")
+        if hparams.position_embedding == "timing":
+            self.positions = SinusoidPositionEncoding(hidden_size, name="positions")
+        else:
+            self.positions = LearnedPositionEmbedding(hparams.max_length, hidden_size,
+                                                      name="positions")
+        self.embedding_dropout = keras.layers.Dropout(hparams.layer_prepostprocess_dropout)
+        block_args = {
+            "hidden_size": hidden_size, "filter_size": hparams.filter_size,
+            "num_heads": hparams.num_heads, "key_channels": hparams.attention_key_channels,
+            "value_channels": hparams.attention_value_channels,
+            "residual_dropout": hparams.layer_prepostprocess_dropout,
+            "attention_dropout": hparams.attention_dropout,
+            "relu_dropout": hparams.relu_dropout, "normalize_before": hparams.normalize_before}
+        self.encoder_blocks = [EncoderBlock(**block_args, name=f"encoder_{i}")
+                               for i in range(hparams.num_encoder_layers)]
+        self.decoder_blocks = [DecoderBlock(**block_args, name=f"decoder_{i}")
+                               for i in range(hparams.num_decoder_layers)]
+        if hparams.normalize_before:
+            self.encoder_norm = layer_norm("encoder_norm")
+            self.decoder_norm = layer_norm("decoder_norm")
+        self.build()
+
+    def build(self, input_shape=None) -> None:
+        """Creates every variable now: decoding may come before any ``call``."""
+        shape = (None, None, self.hparams.hidden_size)
+        layers = [self.source_embedding, self.target_embedding, self.softmax_weights,
+                  self.positions, *self.encoder_blocks, *self.decoder_blocks]
+        if self.hparams.normalize_before:
+            layers += [self.encoder_norm, self.decoder_norm]
+        for layer in layers:
+            if not layer.built:
+                layer.build(shape)
+
+    def _embed(self, embedding: TokenEmbedding, ids: tf.Tensor, positions: tf.Tensor,
+               training: bool) -> tf.Tensor:
+        """sqrt(d)-scaled token embeddings plus position signals, dropped out."""
+        x = embedding(ids) + self.positions(positions)
+        return self.embedding_dropout(x, training=training)
+
+    def encode(self, inputs: tf.Tensor, training: bool = False) -> dict[str, tf.Tensor]:
+        """inputs [B, S] -> {"encoder_output": [B, S, d_model], "encoder_padding": [B, S]}.
+
+        encoder_padding is float32, 1.0 where inputs == PAD_ID.
+        """
+        padding = tf.cast(tf.equal(inputs, PAD_ID), tf.float32)
+        x = self._embed(self.source_embedding, inputs, tf.range(tf.shape(inputs)[1]), training)
+        bias = padding_bias(padding)
+        for block in self.encoder_blocks:
+            x = block(x, bias, training=training)
+        if self.hparams.normalize_before:
+            x = self.encoder_norm(x)
+        return {"encoder_output": x, "encoder_padding": padding}
+
+    def _logits(self, x: tf.Tensor) -> tf.Tensor:
+        if self.hparams.normalize_before:
+            x = self.decoder_norm(x)
+        return tf.cast(self.softmax_weights.logits(x), tf.float32)
+
+    def call(self, features: dict[str, tf.Tensor], training: bool = False) -> tf.Tensor:
+        """{"inputs": [B, S], "targets": [B, T]} -> logits [B, T, vocab_size]."""
+        encoded = self.encode(features["inputs"], training=training)
+        targets = features["targets"]
+        length = tf.shape(targets)[1]
+        x = self._embed(self.target_embedding, shift_right(targets), tf.range(length), training)
+        self_bias = causal_bias(length)
+        memory_bias = padding_bias(encoded["encoder_padding"])
+        for block in self.decoder_blocks:
+            x = block(x, self_bias, encoded["encoder_output"], memory_bias, training=training)
+        return self._logits(x)
+
+    def initial_decode_state(self, encoded: dict[str, tf.Tensor],
+                             max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
+        """A flat dict: "encoder_padding" [B, S] and, for decoder block i,
+        "decoder_{i}/memory_keys" and "/memory_values" [B, h, S, d] (the
+        encoder output projected once) and "/keys", "/values" [B, h,
+        max_decode_length, d] (zero self-attention caches)."""
+        state = {"encoder_padding": encoded["encoder_padding"]}
+        for block in self.decoder_blocks:
+            cache = block.initial_cache(encoded["encoder_output"], max_decode_length)
+            state.update({f"{block.name}/{key}": value for key, value in cache.items()})
+        return state
+
+    def decode_step(self, ids: tf.Tensor, step: tf.Tensor,
+                    state: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """ids [B] (previous token), step (int32 scalar) -> (logits [B, V], new state)."""
+        x = self._embed(self.target_embedding, ids[:, None], step, training=False)
+        memory_bias = padding_bias(state["encoder_padding"])
+        new_state = dict(state)
+        for block in self.decoder_blocks:
+            prefix = f"{block.name}/"
+            cache = {key[len(prefix):]: value for key, value in state.items()
+                     if key.startswith(prefix)}
+            x, cache = block.decode_step(x, step, cache, memory_bias)
+            new_state.update({prefix + key: value for key, value in cache.items()})
+        return self._logits(x)[:, 0], new_state

@@ -1,0 +1,32 @@
+"""Label-smoothed cross-entropy over non-padding target tokens."""
+from __future__ import annotations
+
+import math
+
+import tensorflow as tf
+
+from t2t_lite.data.encoders import PAD_ID
+
+
+def smoothed_cross_entropy(logits: tf.Tensor, targets: tf.Tensor,
+                           label_smoothing: float) -> tuple[tf.Tensor, tf.Tensor]:
+    """Returns (sum of per-token losses, number of non-padding tokens).
+
+    As in T2T, the true token gets ``1 - label_smoothing`` and every other token
+    ``label_smoothing / (V - 1)``; the entropy of that target distribution is
+    subtracted so a perfect prediction scores 0 whatever the smoothing. Callers
+    divide the sum by a token count of their choosing (the global count across
+    replicas and accumulation steps, in training).
+    """
+    vocab_size = tf.shape(logits)[-1]
+    confidence = 1.0 - label_smoothing
+    low = label_smoothing / tf.cast(vocab_size - 1, tf.float32)
+    log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)
+    true_log_prob = tf.gather(log_probs, targets, batch_dims=2)
+    per_token = -(confidence - low) * true_log_prob - low * tf.reduce_sum(log_probs, -1)
+    # Entropy of the smoothed target distribution: the lowest reachable loss.
+    v = tf.cast(vocab_size, tf.float32)
+    floor = -(confidence * math.log(confidence)
+              + (v - 1.0) * low * tf.math.log(low + 1e-20)) if label_smoothing else 0.0
+    weights = tf.cast(tf.not_equal(targets, PAD_ID), tf.float32)
+    return tf.reduce_sum((per_token - floor) * weights), tf.reduce_sum(weights)

@@ -1,0 +1,241 @@
+"""The train/eval loop: distribution, checkpoints, resume, summaries, logging.
+
+One optimizer step sees ``gradient_accumulation_steps`` batches per replica.
+The loss is the label-smoothed cross-entropy summed over non-padding target
+tokens and divided by their global count (all replicas, all accumulated
+batches), so the update is the same whatever the number of replicas.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import time
+from typing import Iterator
+
+import keras
+import tensorflow as tf
+
+from t2t_lite.data.encoders import PAD_ID
+from t2t_lite.data.pipeline import batch_examples
+from t2t_lite.experiment import Experiment
+from t2t_lite.training.losses import smoothed_cross_entropy
+from t2t_lite.training.schedules import adam_optimizer
+
+SUM = tf.distribute.ReduceOp.SUM
+
+
+@dataclasses.dataclass
+class TrainOptions:
+    """How long to train and how often to evaluate, save and log."""
+    train_steps: int = 1000
+    eval_every_steps: int = 1000
+    eval_batches: int = 0  # 0: the whole dev split
+    save_checkpoints_steps: int = 1000
+    save_checkpoints_minutes: float = 10.0
+    keep_checkpoint_max: int = 20
+    log_every_steps: int = 100
+    seed: int = 1234
+
+
+class Trainer:
+    """Trains ``experiment``'s model on its problem, resuming from ``output_dir``."""
+
+    def __init__(self, experiment: Experiment, options: TrainOptions,
+                 strategy: tf.distribute.Strategy | None = None):
+        self.experiment = experiment
+        self.options = options
+        self.hparams = experiment.hparams
+        self.strategy = strategy or tf.distribute.get_strategy()
+        keras.utils.set_random_seed(options.seed)
+        with self.strategy.scope():
+            self.model = experiment.build_model()
+            dummy = tf.ones([1, 1], tf.int32)
+            self.model({"inputs": dummy, "targets": dummy}, training=False)
+            self.optimizer = adam_optimizer(self.hparams)
+            self.optimizer.build(self.model.trainable_variables)
+        self.checkpoint = tf.train.Checkpoint(model=self.model, optimizer=self.optimizer)
+        self.manager = tf.train.CheckpointManager(
+            self.checkpoint, experiment.output_dir, options.keep_checkpoint_max,
+            checkpoint_name="ckpt")
+        self._train_fn = None
+        self._eval_fn = None
+
+    @property
+    def step(self) -> int:
+        return int(self.optimizer.iterations.numpy())
+
+    def restore(self) -> int:
+        """Restores the latest checkpoint of output_dir, if any; returns the step."""
+        latest = self.manager.latest_checkpoint
+        if latest:
+            self.checkpoint.restore(latest).assert_existing_objects_matched()
+            logging.info("resumed from %s at step %d", latest, self.step)
+        return self.step
+
+    # ----- data -----
+    def _batches(self, split: str, training: bool) -> tf.data.Dataset:
+        dataset = self.experiment.problem.dataset(
+            split, self.experiment.data_dir, shuffle_files=training)
+        tokens = self.hparams.batch_size * self.strategy.num_replicas_in_sync
+        return batch_examples(dataset, tokens, self.hparams.max_length, training,
+                              seed=self.options.seed)
+
+    # ----- one optimizer step -----
+    def _replica_step(self, batches: list[dict]) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        variables = self.model.trainable_variables
+        accumulated = [tf.zeros_like(v) for v in variables]
+        loss_sum = target_tokens = input_tokens = 0.0
+        for batch in batches:
+            with tf.GradientTape() as tape:
+                logits = self.model(batch, training=True)
+                batch_loss, batch_tokens = smoothed_cross_entropy(
+                    logits, batch["targets"], self.hparams.label_smoothing)
+            grads = tape.gradient(batch_loss, variables)
+            accumulated = [a + tf.convert_to_tensor(g) for a, g in zip(accumulated, grads)]
+            loss_sum += batch_loss
+            target_tokens += batch_tokens
+            input_tokens += tf.reduce_sum(tf.cast(batch["inputs"] != PAD_ID, tf.float32))
+        global_tokens = tf.distribute.get_replica_context().all_reduce(SUM, target_tokens)
+        scale = 1.0 / tf.maximum(global_tokens, 1.0)
+        # The optimizer sums gradients over replicas; each is already divided by
+        # the global count, so the sum is the gradient of the global mean loss.
+        self.optimizer.apply_gradients(zip([g * scale for g in accumulated], variables))
+        return loss_sum, target_tokens, input_tokens
+
+    def _make_train_fn(self):
+        micro_batches = self.hparams.gradient_accumulation_steps
+
+        @tf.function
+        def train_step(iterator):
+            batches = [next(iterator) for _ in range(micro_batches)]
+            per_replica = self.strategy.run(self._replica_step, args=(batches,))
+            return [self.strategy.reduce(SUM, x, axis=None) for x in per_replica]
+        return train_step
+
+    def train_on(self, dataset: tf.data.Dataset, num_steps: int) -> dict[str, float]:
+        """Runs ``num_steps`` optimizer steps on global batches from ``dataset``."""
+        self._train_fn = self._train_fn or self._make_train_fn()
+        iterator = iter(self.strategy.experimental_distribute_dataset(dataset))
+        loss_sum = tokens = 0.0
+        for _ in range(num_steps):
+            batch_loss, batch_tokens, _ = self._train_fn(iterator)
+            loss_sum += float(batch_loss)
+            tokens += float(batch_tokens)
+        return {"loss": loss_sum / max(tokens, 1.0)}
+
+    # ----- the loop -----
+    def train(self) -> dict[str, float]:
+        """Trains to ``options.train_steps``, evaluating and saving on the way.
+
+        Returns the last evaluation's metrics. On KeyboardInterrupt a checkpoint
+        is saved first, so nothing since the last one is lost.
+        """
+        opts = self.options
+        self.restore()
+        self.experiment.save()
+        self._train_fn = self._train_fn or self._make_train_fn()
+        iterator: Iterator = iter(self.strategy.experimental_distribute_dataset(
+            self._batches("train", training=True)))
+        writer = tf.summary.create_file_writer(os.path.join(self.experiment.output_dir, "train"))
+        window = _Window()
+        last_save = time.monotonic()
+        try:
+            while self.step < opts.train_steps:
+                loss, tgt_tokens, src_tokens = self._train_fn(iterator)
+                window.add(float(loss), float(tgt_tokens), float(src_tokens))
+                step = self.step
+                if step % opts.log_every_steps == 0 or step == opts.train_steps:
+                    self._log(writer, step, window.flush())
+                minutes = (time.monotonic() - last_save) / 60.0
+                if (step % opts.save_checkpoints_steps == 0
+                        or minutes >= opts.save_checkpoints_minutes):
+                    self.manager.save(checkpoint_number=step)
+                    last_save = time.monotonic()
+                if step % opts.eval_every_steps == 0 and step < opts.train_steps:
+                    self.evaluate()
+        except KeyboardInterrupt:
+            self.manager.save(checkpoint_number=self.step)
+            logging.info("interrupted: saved step %d to %s", self.step, self.experiment.output_dir)
+            raise
+        if self.manager.latest_checkpoint is None or not self.manager.latest_checkpoint.endswith(
+                f"ckpt-{self.step}"):
+            self.manager.save(checkpoint_number=self.step)
+        return self.evaluate()
+
+    def _log(self, writer, step: int, stats: dict[str, float]) -> None:
+        lr = float(self.optimizer.learning_rate.numpy()) if hasattr(
+            self.optimizer.learning_rate, "numpy") else float(self.optimizer.learning_rate)
+        logging.info("step %d: loss %.4f, lr %.3g, %.2f steps/s, %.0f target tokens/s, "
+                     "%.0f source tokens/s", step, stats["loss"], lr, stats["steps_per_s"],
+                     stats["target_tokens_per_s"], stats["source_tokens_per_s"])
+        with writer.as_default(step=step):
+            for name, value in stats.items():
+                tf.summary.scalar(name, value)
+            tf.summary.scalar("learning_rate", lr)
+
+    # ----- evaluation -----
+    def _eval_replica(self, batch: dict) -> tf.Tensor:
+        targets = batch["targets"]
+        logits = self.model(batch, training=False)
+        loss_sum, tokens = smoothed_cross_entropy(logits, targets, 0.0)
+        nonpad = targets != PAD_ID
+        correct = tf.logical_and(tf.argmax(logits, -1, output_type=tf.int32) == targets, nonpad)
+        seq_correct = tf.reduce_all(tf.logical_or(correct, tf.logical_not(nonpad)), axis=1)
+        return tf.stack([loss_sum, tokens, tf.reduce_sum(tf.cast(correct, tf.float32)),
+                         tf.reduce_sum(tf.cast(seq_correct, tf.float32)),
+                         tf.cast(tf.shape(targets)[0], tf.float32)])
+
+    def evaluate(self, split: str = "dev") -> dict[str, float]:
+        """Teacher-forced loss, perplexity, token and sequence accuracy on ``split``."""
+        if self._eval_fn is None:
+            @tf.function
+            def eval_all(dist_dataset):
+                totals = tf.zeros([5])
+                for batch in dist_dataset:
+                    per_replica = self.strategy.run(self._eval_replica, args=(batch,))
+                    totals += self.strategy.reduce(SUM, per_replica, axis=None)
+                return totals
+            self._eval_fn = eval_all
+        dataset = self._batches(split, training=False)
+        if self.options.eval_batches:
+            dataset = dataset.take(self.options.eval_batches)
+        loss, tokens, correct, seq_correct, seqs = self._eval_fn(
+            self.strategy.experimental_distribute_dataset(dataset)).numpy().tolist()
+        metrics = {"loss": loss / max(tokens, 1.0),
+                   "accuracy": correct / max(tokens, 1.0),
+                   "sequence_accuracy": seq_correct / max(seqs, 1.0)}
+        metrics["perplexity"] = float(tf.exp(metrics["loss"]))
+        logging.info("eval %s at step %d: %s", split, self.step,
+                     ", ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+        writer = tf.summary.create_file_writer(os.path.join(self.experiment.output_dir, split))
+        with writer.as_default(step=self.step):
+            for name, value in metrics.items():
+                tf.summary.scalar(name, value)
+        return metrics
+
+
+class _Window:
+    """Loss and throughput since the last log line."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        self.start = time.monotonic()
+        self.steps = 0
+        self.loss = self.tgt = self.src = 0.0
+
+    def add(self, loss: float, tgt: float, src: float) -> None:
+        self.steps += 1
+        self.loss += loss
+        self.tgt += tgt
+        self.src += src
+
+    def flush(self) -> dict[str, float]:
+        seconds = max(time.monotonic() - self.start, 1e-9)
+        stats = {"loss": self.loss / max(self.tgt, 1.0), "steps_per_s": self.steps / seconds,
+                 "target_tokens_per_s": self.tgt / seconds,
+                 "source_tokens_per_s": self.src / seconds}
+        self.reset()
+        return stats

@@ -1,0 +1,171 @@
+"""Tests for t2t_lite.parsing.linearize: the scheme, its inverse with repair, the decoding constraint."""
+import os
+
+import numpy as np
+import pytest
+
+from t2t_lite.parsing.linearize import (
+    Kind, LinearizationConstraint, allowed_kinds, delinearize, linearize, linearize_example,
+    next_state, token_kinds, with_placeholder_tags)
+from t2t_lite.parsing.trees import Tree, file_range_files, parse_trees, read_treebank
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PTB_SAMPLE = os.path.join(REPO_ROOT, "..", "shared", "data", "ptb_sample", "combined")
+
+DOG = parse_trees("(S (NP (NNP John)) (VP (VBZ has) (NP (DT a) (NN dog))) (. .))")[0]
+WORDS = ["John", "has", "a", "dog", "."]
+
+
+def test_linearize_scheme():
+    assert " ".join(linearize(DOG)) == "(S (NP XX ) (VP XX (NP XX XX ) ) XX )"
+    assert " ".join(linearize(DOG, labelled_closers=True)) == (
+        "(S (NP XX )NP (VP XX (NP XX XX )NP )VP XX )S")
+    assert " ".join(linearize(DOG, keep_pos=True)) == "(S (NP NNP ) (VP VBZ (NP DT NN ) ) . )"
+    assert linearize_example(DOG) == {"inputs": "John has a dog .",
+                                      "targets": "(S (NP XX ) (VP XX (NP XX XX ) ) XX )"}
+
+
+@pytest.mark.parametrize("keep_pos", [False, True])
+@pytest.mark.parametrize("labelled_closers", [False, True])
+def test_round_trip(keep_pos, labelled_closers):
+    tokens = linearize(DOG, keep_pos, labelled_closers)
+    expected = DOG if keep_pos else with_placeholder_tags(DOG)
+    assert delinearize(tokens, WORDS, keep_pos) == expected
+    assert delinearize(" ".join(tokens), WORDS, keep_pos) == expected
+
+
+@pytest.mark.parametrize("prediction,words,expected", [
+    # Extra word slots are dropped.
+    ("(S (NP XX XX XX ) )", "a b", "(S (NP (XX a) (XX b)))"),
+    # Missing words go to the innermost open constituent; open brackets are closed.
+    ("(S (VP XX (NP XX", "a b c d", "(S (VP (XX a) (NP (XX b) (XX c) (XX d))))"),
+    # Nothing open: missing words join the top level, and a TOP root wraps the pieces.
+    ("(S (NP XX ) )", "a b", "(TOP (S (NP (XX a))) (XX b))"),
+    # A closer with nothing open is dropped.
+    (") (S XX ) )", "a", "(S (XX a))"),
+    # Unknown tokens (a word, a bare bracket, a reserved symbol) are dropped.
+    ("(S foo ( XX <unk> )", "a", "(S (XX a))"),
+    # Closing an empty constituent drops it.
+    ("(S (NP ) XX (VP (PP ) ) )", "a", "(S (XX a))"),
+    # A trailing opener left empty is dropped.
+    ("(S XX ) (NP", "a", "(S (XX a))"),
+    # Several top-level constituents are wrapped in TOP.
+    ("(NP XX ) (VP XX )", "a b", "(TOP (NP (XX a)) (VP (XX b)))"),
+    # A labelled closer closes the innermost constituent whatever its label.
+    ("(S (NP XX )VP XX )S", "a b", "(S (NP (XX a)) (XX b))"),
+    # Empty predictions still give trees.
+    ("", "a b", "(TOP (XX a) (XX b))"),
+    ("", "a", "(TOP (XX a))"),
+    ("(S XX )", "a", "(S (XX a))"),
+])
+def test_repairs(prediction, words, expected):
+    assert str(delinearize(prediction, words.split())) == expected
+
+
+def test_repairs_keep_pos_slots():
+    tree = delinearize("(S NN (NP JJ", ["a", "b", "c"], keep_pos=True)
+    assert str(tree) == "(S (NN a) (NP (JJ b) (XX c)))"
+
+
+def test_delinearize_needs_words():
+    with pytest.raises(ValueError, match="at least one word"):
+        delinearize("(S XX )", [])
+
+
+def _is_well_formed(tree: Tree) -> bool:
+    if tree.is_preterminal:
+        return True
+    return bool(tree.children) and all(map(_is_well_formed, tree.children))
+
+
+def test_random_predictions_always_give_trees_over_the_words():
+    rng = np.random.default_rng(0)
+    pieces = ["(S", "(NP", "(VP", ")", ")NP", "XX", "XX", "XX", "junk", "("]
+    for _ in range(300):
+        words = [f"w{i}" for i in range(rng.integers(1, 6))]
+        prediction = list(rng.choice(pieces, size=rng.integers(0, 15)))
+        tree = delinearize(prediction, words)
+        assert tree.words() == words and _is_well_formed(tree)
+        # A repaired tree is a fixed point: it linearizes to a sequence needing no repair.
+        assert delinearize(linearize(tree), words) == tree
+
+
+def test_allowed_kinds_rules():
+    def allowed(placed, depth, last_open, num_words):
+        mask = allowed_kinds(placed, depth, last_open, num_words)
+        return {kind.name for kind in Kind if mask[kind]}
+
+    assert allowed(0, 0, False, 2) == {"OPEN"}                    # start: only the root opens
+    assert allowed(0, 1, True, 2) == {"OPEN", "WORD"}             # just opened: no closer
+    assert allowed(1, 2, False, 2) == {"OPEN", "WORD", "CLOSE"}
+    assert allowed(1, 1, False, 2) == {"OPEN", "WORD"}            # the root can't close early
+    assert allowed(2, 2, False, 2) == {"CLOSE"}                   # all placed: only close
+    assert allowed(2, 1, False, 2) == {"CLOSE"}
+    assert allowed(2, 0, False, 2) == {"EOS"}                     # done
+
+
+def test_allowed_kinds_is_vectorized():
+    placed, depth, last_open = np.meshgrid(np.arange(4), np.arange(4), [False, True], indexing="ij")
+    batch = allowed_kinds(placed, depth, last_open, 3)
+    assert batch.shape == (4, 4, 2, len(Kind))
+    for index in np.ndindex(placed.shape):
+        assert (batch[index] == allowed_kinds(placed[index], depth[index], last_open[index], 3)).all()
+    placed, depth, last = next_state(np.array([0, 1, 1]), np.array([1, 1, 2]),
+                                     np.array([Kind.OPEN, Kind.WORD, Kind.CLOSE]))
+    assert placed.tolist() == [0, 2, 1] and depth.tolist() == [2, 1, 1]
+    assert last.tolist() == [True, False, False]
+
+
+VOCAB = ["<pad>", "<EOS>", "(S", "(NP", ")", "XX", ")NP", "foo", "("]
+
+
+def test_token_kinds():
+    assert token_kinds(VOCAB, eos_id=1, pad_id=0).tolist() == [
+        Kind.OTHER, Kind.EOS, Kind.OPEN, Kind.OPEN, Kind.CLOSE, Kind.WORD, Kind.CLOSE,
+        Kind.OTHER, Kind.OTHER]
+    with_pos = token_kinds(VOCAB + ["NN"], eos_id=1, pad_id=0, keep_pos=True)
+    assert with_pos[7] == Kind.WORD and with_pos[9] == Kind.WORD and with_pos[0] == Kind.OTHER
+
+
+def test_constrained_random_walks_give_well_formed_sequences():
+    """Sampling only allowed ids never stalls and always yields a sequence needing no repair."""
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        num_words = int(rng.integers(1, 6))
+        constraint = LinearizationConstraint(num_words, VOCAB, eos_id=1, pad_id=0)
+        tokens = []
+        while True:
+            allowed = np.flatnonzero(constraint.allowed_ids())
+            assert allowed.size, f"stalled after {tokens}"
+            assert 0 not in allowed and 7 not in allowed and 8 not in allowed
+            token_id = int(rng.choice(allowed))
+            if token_id == 1:
+                break
+            constraint.update(token_id)
+            tokens.append(VOCAB[token_id])
+            assert len(tokens) < 500
+        words = [f"w{i}" for i in range(num_words)]
+        tree = delinearize(tokens, words)
+        assert linearize(tree) == [")" if t == ")NP" else t for t in tokens]
+
+
+def test_constraint_accepts_gold_and_rejects_bad_ids():
+    vocab = VOCAB + ["(VP"]
+    constraint = LinearizationConstraint(len(WORDS), vocab, eos_id=1, pad_id=0)
+    for token in linearize(DOG):
+        constraint.update(vocab.index(token))
+    assert np.flatnonzero(constraint.allowed_ids()).tolist() == [1]
+    fresh = LinearizationConstraint(2, vocab)   # PAD_ID 0 and EOS_ID 1 by default
+    with pytest.raises(ValueError, match=r"token id 5 \(WORD\) is not allowed after 0 of 2 words"):
+        fresh.update(5)
+
+
+def test_real_sample_round_trips():
+    if not os.path.isdir(PTB_SAMPLE):
+        pytest.skip(f"Penn Treebank sample not found at {os.path.normpath(PTB_SAMPLE)}")
+    trees = read_treebank(file_range_files(PTB_SAMPLE, "wsj_0001", "wsj_0199"))
+    for tree in trees:
+        words = tree.words()
+        assert delinearize(linearize(tree), words) == with_placeholder_tags(tree)
+        assert delinearize(linearize(tree, keep_pos=True, labelled_closers=True), words,
+                           keep_pos=True) == tree

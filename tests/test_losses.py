@@ -1,0 +1,37 @@
+import math
+
+import numpy as np
+import tensorflow as tf
+
+from t2t_lite.hparams.transformer import transformer_base
+from t2t_lite.training.losses import smoothed_cross_entropy
+from t2t_lite.training.schedules import RsqrtDecay, learning_rate_schedule
+
+
+def test_unsmoothed_loss_is_cross_entropy_over_nonpadding():
+    logits = tf.constant(np.random.RandomState(0).randn(2, 3, 5), tf.float32)
+    targets = tf.constant([[2, 3, 0], [4, 1, 0]])
+    loss_sum, count = smoothed_cross_entropy(logits, targets, 0.0)
+    log_probs = tf.nn.log_softmax(logits).numpy()
+    expected = -sum(log_probs[b, t, targets[b, t]] for b in range(2) for t in range(2))
+    assert count.numpy() == 4
+    np.testing.assert_allclose(loss_sum.numpy(), expected, rtol=1e-5)
+
+
+def test_smoothed_loss_is_zero_at_the_smoothed_target():
+    vocab, ls = 6, 0.1
+    target_dist = np.full(vocab, ls / (vocab - 1))
+    target_dist[3] = 1 - ls
+    logits = tf.constant(np.log(target_dist)[None, None, :], tf.float32)
+    loss_sum, _ = smoothed_cross_entropy(logits, tf.constant([[3]]), ls)
+    assert abs(loss_sum.numpy()) < 1e-5
+    worse, _ = smoothed_cross_entropy(logits, tf.constant([[2]]), ls)
+    assert worse.numpy() > 0.5
+
+
+def test_rsqrt_decay_matches_the_paper_formula():
+    schedule = learning_rate_schedule(transformer_base())
+    assert isinstance(schedule, RsqrtDecay)
+    for step in (1, 100, 4000, 10000):
+        expected = 512 ** -0.5 * min(step ** -0.5, step * 4000 ** -1.5)
+        assert math.isclose(float(schedule(step - 1)), expected, rel_tol=1e-5)

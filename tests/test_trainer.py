@@ -1,0 +1,102 @@
+"""Trainer: replicas agree with one device, resume, and learning a real task."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_lite import registry
+from t2t_lite.experiment import Experiment
+from t2t_lite.hparams.transformer import transformer_tiny
+from t2t_lite.problems.algorithmic import AlgorithmicReverseBinary40
+from t2t_lite.training.trainer import TrainOptions, Trainer
+
+registry.load_builtins()
+
+
+class SmallReverse(AlgorithmicReverseBinary40):
+    split_sizes = {"train": 20000, "dev": 300, "test": 10}
+    name = "algorithmic_reverse_binary40"
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("reverse_data"))
+    SmallReverse().generate_data(path, path)
+    return path
+
+
+def tiny_hparams(overrides=""):
+    hparams = transformer_tiny()
+    hparams.parse("hidden_size=32,filter_size=64,num_heads=2,layer_prepostprocess_dropout=0.0,"
+                  "batch_size=512")
+    return hparams.parse(overrides) if overrides else hparams
+
+
+def make_trainer(data_dir, output_dir, hparams, strategy=None, **options):
+    experiment = Experiment(SmallReverse(), "transformer", "transformer_tiny", hparams,
+                            data_dir, str(output_dir))
+    return Trainer(experiment, TrainOptions(**options), strategy)
+
+
+def test_two_replicas_match_one_device(data_dir, tmp_path):
+    batch = {"inputs": tf.constant([[2, 3, 3, 1], [3, 2, 1, 0], [2, 1, 0, 0], [3, 3, 2, 1]]),
+             "targets": tf.constant([[3, 3, 2, 1], [2, 3, 1, 0], [2, 1, 0, 0], [2, 3, 3, 1]])}
+    dataset = tf.data.Dataset.from_tensors(batch).repeat()
+    hparams = tiny_hparams("gradient_accumulation_steps=1")
+    single = make_trainer(data_dir, tmp_path / "one", hparams)
+    mirrored = make_trainer(data_dir, tmp_path / "two", hparams, tf.distribute.MirroredStrategy(
+        ["/cpu:0", "/cpu:1"]))
+    assert mirrored.strategy.num_replicas_in_sync == 2
+    mirrored.model.set_weights(single.model.get_weights())
+    loss_one = single.train_on(dataset, 1)["loss"]
+    loss_two = mirrored.train_on(dataset, 1)["loss"]
+    assert loss_one == pytest.approx(loss_two, rel=1e-5)
+    for a, b in zip(single.model.get_weights(), mirrored.model.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    assert any(not np.allclose(a, b) for a, b in
+               zip(single.model.get_weights(), make_trainer(
+                   data_dir, tmp_path / "fresh", hparams).model.get_weights()))
+
+
+def test_gradient_accumulation_equals_one_big_batch(data_dir, tmp_path):
+    half_a = {"inputs": tf.constant([[2, 3, 1], [3, 1, 0]]),
+              "targets": tf.constant([[3, 2, 1], [3, 1, 0]])}
+    half_b = {"inputs": tf.constant([[3, 3, 1], [2, 1, 0]]),
+              "targets": tf.constant([[3, 3, 1], [2, 1, 0]])}
+    whole = {k: tf.concat([half_a[k], half_b[k]], 0) for k in half_a}
+    big = make_trainer(data_dir, tmp_path / "big", tiny_hparams())
+    accum = make_trainer(data_dir, tmp_path / "acc",
+                         tiny_hparams("gradient_accumulation_steps=2"))
+    accum.model.set_weights(big.model.get_weights())
+    big.train_on(tf.data.Dataset.from_tensors(whole).repeat(), 1)
+    halves = tf.data.Dataset.from_tensors(half_a).concatenate(
+        tf.data.Dataset.from_tensors(half_b)).repeat()
+    accum.train_on(halves, 1)
+    assert int(accum.optimizer.iterations) == 1
+    for a, b in zip(big.model.get_weights(), accum.model.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_resume_continues_from_checkpoint(data_dir, tmp_path):
+    first = make_trainer(data_dir, tmp_path, tiny_hparams(), train_steps=3,
+                         save_checkpoints_steps=3, eval_batches=1, log_every_steps=1)
+    first.train()
+    weights = first.model.get_weights()
+    second = make_trainer(data_dir, tmp_path, tiny_hparams(), train_steps=5,
+                          save_checkpoints_steps=100, eval_batches=1)
+    assert second.restore() == 3
+    for a, b in zip(weights, second.model.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    second.train()
+    assert second.step == 5
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-5")
+
+
+def test_tiny_transformer_learns_to_reverse(data_dir, tmp_path):
+    """The spine's acceptance test: >= 95% sequence accuracy on dev."""
+    hparams = transformer_tiny().parse(
+        "learning_rate=2.0,learning_rate_warmup_steps=300,batch_size=2048")
+    trainer = make_trainer(data_dir, tmp_path, hparams, train_steps=1200,
+                           eval_every_steps=100000, save_checkpoints_steps=100000,
+                           log_every_steps=200)
+    metrics = trainer.train()
+    assert metrics["sequence_accuracy"] >= 0.95, metrics

@@ -1,0 +1,189 @@
+"""Tests for the Transformer model, its embeddings and blocks, and its hparams sets."""
+import math
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_lite import registry
+from t2t_lite.hparams.transformer import transformer_base, transformer_big, transformer_tiny
+from t2t_lite.layers.embedding import sinusoid_position_encoding
+from t2t_lite.models.base import Seq2SeqModel, shift_right
+from t2t_lite.models.transformer import Transformer
+
+VOCAB = 20
+INPUTS = tf.constant([[3, 4, 5, 0], [6, 7, 0, 0]])
+TARGETS = tf.constant([[8, 9, 1, 0, 0], [5, 6, 7, 2, 1]])
+
+
+def tiny_model(**overrides) -> Transformer:
+    hparams = transformer_tiny()
+    hparams.override_from_dict({"hidden_size": 16, "filter_size": 32, "num_heads": 2,
+                                "max_length": 16, **overrides})
+    return Transformer(hparams, VOCAB)
+
+
+def logits(model: Transformer, inputs: tf.Tensor, targets: tf.Tensor, **kwargs) -> np.ndarray:
+    return model({"inputs": inputs, "targets": targets}, **kwargs).numpy()
+
+
+def test_registered_and_abstract_base():
+    registry.load_builtins()
+    assert registry.models["transformer"] is Transformer
+    with pytest.raises(TypeError, match="abstract"):
+        Seq2SeqModel(transformer_tiny(), VOCAB)
+
+
+def test_shift_right_starts_with_pad():
+    np.testing.assert_array_equal(shift_right(tf.constant([[5, 6, 1]])).numpy(), [[0, 5, 6]])
+
+
+def test_logits_shape_and_causal_mask():
+    model = tiny_model()
+    before = logits(model, INPUTS, TARGETS)
+    assert before.shape == (2, 5, VOCAB) and before.dtype == np.float32
+    changed = tf.concat([TARGETS[:, :3], [[4, 4], [4, 4]]], axis=1)
+    after = logits(model, INPUTS, changed)
+    # targets[:, 3] is fed to position 4 only: positions 0..3 cannot see it.
+    np.testing.assert_allclose(before[:, :4], after[:, :4], atol=1e-5)
+    assert not np.allclose(before[:, 4], after[:, 4])
+
+
+def test_extra_source_padding_changes_nothing():
+    model = tiny_model()
+    padded = tf.pad(INPUTS, [[0, 0], [0, 3]])
+    np.testing.assert_allclose(logits(model, INPUTS, TARGETS), logits(model, padded, TARGETS),
+                               atol=1e-5)
+
+
+def greedy_teacher_forced(model: Transformer, inputs: tf.Tensor, targets: tf.Tensor,
+                          max_decode_length: tf.Tensor) -> tf.Tensor:
+    """Feeds targets one step at a time through decode_step; logits [B, T, V]."""
+    state = model.initial_decode_state(model.encode(inputs), max_decode_length)
+    initial_shapes = {key: value.shape for key, value in state.items()}
+    previous = shift_right(targets)
+    length = tf.shape(targets)[1]
+    outputs = tf.TensorArray(tf.float32, size=length)
+
+    def body(step, state, outputs):
+        step_logits, state = model.decode_step(previous[:, step], step, state)
+        return step + 1, state, outputs.write(step, step_logits)
+
+    _, state, outputs = tf.while_loop(lambda step, *_: step < length, body,
+                                      [tf.constant(0), state, outputs])
+    assert {key: value.shape for key, value in state.items()} == initial_shapes
+    return tf.transpose(outputs.stack(), [1, 0, 2])
+
+
+# tf.function tracing is the slow part: trace two of the four configurations.
+@pytest.mark.parametrize("normalize_before, position_embedding, in_tf_function", [
+    (False, "timing", True), (True, "learned", True),
+    (True, "timing", False), (False, "learned", False)])
+def test_incremental_decoding_matches_full_forward(normalize_before, position_embedding,
+                                                   in_tf_function):
+    model = tiny_model(normalize_before=normalize_before, position_embedding=position_embedding)
+    expected = logits(model, INPUTS, TARGETS)
+    eager = greedy_teacher_forced(model, INPUTS, TARGETS, tf.constant(5))
+    np.testing.assert_allclose(eager.numpy(), expected, atol=1e-4)
+    if not in_tf_function:
+        return
+    # Dynamic batch, lengths and max_decode_length (larger than the targets).
+    ids = tf.TensorSpec([None, None], tf.int32)
+    graph = tf.function(lambda x, y, n: greedy_teacher_forced(model, x, y, n),
+                        input_signature=[ids, ids, tf.TensorSpec([], tf.int32)])
+    np.testing.assert_allclose(graph(INPUTS, TARGETS, tf.constant(9)).numpy(), expected,
+                               atol=1e-4)
+
+
+def test_decode_state_has_batch_leading_dim_and_fixed_caches():
+    model = tiny_model()
+    state = model.initial_decode_state(model.encode(INPUTS), tf.constant(6))
+    assert all(value.shape[0] == 2 for value in state.values())
+    assert state["decoder_0/keys"].shape == (2, 2, 6, 8)
+    assert state["decoder_1/memory_values"].shape == (2, 2, 4, 8)
+    # Beam search reorders the state with tf.gather on axis 0.
+    reordered = {key: tf.gather(value, [1, 1]) for key, value in state.items()}
+    step_logits, _ = model.decode_step(tf.constant([0, 0]), tf.constant(0), reordered)
+    np.testing.assert_allclose(step_logits[0], step_logits[1], atol=1e-6)
+
+
+def test_shared_embedding_is_one_scaled_variable_reused_for_softmax():
+    model = tiny_model()
+    matrices = [v for v in model.trainable_variables if tuple(v.shape) == (VOCAB, 16)]
+    assert len(matrices) == 1
+    weights = matrices[0].numpy()
+    ids = tf.constant([[3, 7]])
+    np.testing.assert_allclose(model.source_embedding(ids).numpy()[0],
+                               weights[[3, 7]] * math.sqrt(16), rtol=1e-6)
+    assert model.target_embedding is model.source_embedding is model.softmax_weights
+    x = np.random.default_rng(0).normal(size=(1, 2, 16)).astype(np.float32)
+    np.testing.assert_allclose(model.softmax_weights.logits(tf.constant(x)).numpy(),
+                               x @ weights.T, rtol=1e-5, atol=1e-5)
+    unshared = tiny_model(shared_embedding_and_softmax_weights=False)
+    assert len([v for v in unshared.trainable_variables if tuple(v.shape) == (VOCAB, 16)]) == 3
+
+
+@pytest.mark.parametrize("hparams_fn, millions", [(transformer_base, 65), (transformer_big, 213)])
+def test_paper_parameter_counts(hparams_fn, millions):
+    # A graph-mode build creates the variables without running their initializers.
+    with tf.Graph().as_default():
+        count = Transformer(hparams_fn(), 37000).count_params()
+    assert abs(count / 1e6 - millions) <= 0.05 * millions, count
+
+
+def test_every_variable_gets_a_gradient():
+    model = tiny_model(normalize_before=True, shared_embedding_and_softmax_weights=False)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(model({"inputs": INPUTS, "targets": TARGETS}, training=True))
+    gradients = tape.gradient(loss, model.trainable_variables)
+    assert [v.path for v, g in zip(model.trainable_variables, gradients) if g is None] == []
+
+
+def test_dropout_only_in_training():
+    model = tiny_model(layer_prepostprocess_dropout=0.3, attention_dropout=0.3,
+                       relu_dropout=0.3)
+    features = {"inputs": INPUTS, "targets": TARGETS}
+    np.testing.assert_array_equal(model(features).numpy(), model(features, training=False))
+    assert not np.allclose(model(features, training=True), model(features))
+
+
+def test_sinusoids_follow_the_paper_formula():
+    depth = 8
+    table = sinusoid_position_encoding(tf.range(60), depth).numpy()
+    for position in (1, 7, 59):
+        for i in range(depth // 2):
+            angle = position / 10000 ** (2 * i / depth)
+            assert table[position, 2 * i] == pytest.approx(math.sin(angle), abs=1e-5)
+            assert table[position, 2 * i + 1] == pytest.approx(math.cos(angle), abs=1e-5)
+
+
+def test_position_errors():
+    with pytest.raises(ValueError, match="position_embedding"):
+        tiny_model(position_embedding="rotary")
+    model = tiny_model(position_embedding="learned", max_length=4)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="max_length"):
+        model.encode(tf.ones([1, 5], tf.int32))
+
+
+TABLE3 = ["transformer_base_" + suffix for suffix in (
+    "h1", "h4", "h16", "h32", "dk16", "dk32", "layers2", "layers4", "layers8", "hidden256",
+    "hidden1024", "filter1024", "filter4096", "dropout0", "dropout2", "ls0", "ls2",
+    "learned_pos")]
+# (num_heads, d_k, d_v) of a few rows, checked on a built model.
+TABLE3_HEADS = {"transformer_base_h4": (4, 128, 128), "transformer_base_dk16": (8, 16, 64),
+                "transformer_base_hidden256": (8, 32, 32)}
+
+
+def test_table3_variants_are_registered_with_their_head_sizes():
+    registry.load_builtins()
+    for name in TABLE3:
+        assert registry.hparams_sets[name]() != transformer_base(), name
+    assert registry.hparams_sets["transformer_base_dropout2"]().layer_prepostprocess_dropout == 0.2
+    assert registry.hparams_sets["transformer_base_ls0"]().label_smoothing == 0.0
+    for name, (heads, key_depth, value_depth) in TABLE3_HEADS.items():
+        hparams = registry.hparams_sets[name]()
+        hparams.num_encoder_layers = hparams.num_decoder_layers = 1  # cheap to build
+        with tf.Graph().as_default():
+            attention = Transformer(hparams, 10).decoder_blocks[0].cross_attention
+        assert (attention.num_heads, attention.key_depth, attention.value_depth) == \
+            (heads, key_depth, value_depth), name

@@ -1,0 +1,11 @@
+"""A user's own registrations, imported with --t2t_usr_dir (used by the tests)."""
+from t2t_lite.hparams.transformer import transformer_tiny
+from t2t_lite.registry import register_hparams
+
+
+@register_hparams
+def my_very_small_transformer():
+    hparams = transformer_tiny()
+    hparams.hidden_size = 32
+    hparams.filter_size = 64
+    return hparams
