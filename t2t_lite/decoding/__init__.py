@@ -1,1 +1,7 @@
-"""decoding"""
+"""Decoding: beam / greedy search over a model, and line / file / stdin decoding."""
+from t2t_lite.decoding.beam_search import BeamSearchDecoder, beam_search, greedy_search
+from t2t_lite.decoding.decoder import (DECODE_DEFAULTS, decode_from_file, decode_hparams,
+                                       decode_interactive, decode_lines)
+
+__all__ = ["BeamSearchDecoder", "beam_search", "greedy_search", "DECODE_DEFAULTS",
+           "decode_from_file", "decode_hparams", "decode_interactive", "decode_lines"]

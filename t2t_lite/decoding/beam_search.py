@@ -1,0 +1,258 @@
+"""Beam search and greedy search over any ``Seq2SeqModel`` (encode / decode_step).
+
+The search follows Tensor2Tensor: it keeps ``beam_size`` *alive* hypotheses
+(no EOS yet, ranked by log-probability) and ``beam_size`` *finished* ones
+(ended in EOS, ranked by length-penalized score). Each step expands every alive
+hypothesis over the vocabulary and takes the best ``2 * beam_size`` candidates,
+so that at least ``beam_size`` of them do not end in EOS; candidates ending in
+EOS compete for the finished set with score ``log_prob / ((5 + length) / 6) **
+alpha`` (length counts the EOS, Wu et al. 2016), the others become the new
+alive set.
+
+Outputs: ``ids`` hold the generated tokens without the start symbol; a finished
+hypothesis keeps its EOS and is PAD (0) after it. A batch item with no finished
+hypothesis when the search ends returns its alive hypotheses instead (no EOS),
+scored with the same length penalty at the decoded length; unused beam slots
+score ``-inf``. The id axis is as long as the number of steps run, at most
+``max_decode_length``.
+
+All loops are ``tf.while_loop``s over fixed-shape tensors: the model's decode
+state (e.g. a key/value cache sized by ``max_decode_length``) keeps its shape
+and is reordered each step with ``tf.gather`` on its leading ``batch * beam``
+axis. ``BeamSearchDecoder`` is the compiled entry point that traces once for
+all batch sizes, input lengths and decode lengths.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import tensorflow as tf
+
+from t2t_lite.data.encoders import EOS_ID, PAD_ID
+
+NEG_INF = float("-inf")
+
+
+def _length_penalty(length: tf.Tensor, alpha: float) -> tf.Tensor:
+    """GNMT's ((5 + length) / 6) ** alpha."""
+    return tf.pow((5.0 + tf.cast(length, tf.float32)) / 6.0, alpha)
+
+
+def _log_probs(logits: tf.Tensor, eos_id: int, allow_eos: bool) -> tf.Tensor:
+    """Normalized log-probabilities; EOS gets -inf when it is not allowed."""
+    logits = tf.cast(logits, tf.float32)
+    if not allow_eos:
+        is_eos = tf.equal(tf.range(tf.shape(logits)[-1]), eos_id)
+        logits = tf.where(is_eos, NEG_INF, logits)
+    return tf.nn.log_softmax(logits, axis=-1)
+
+
+def _write_at(seq: tf.Tensor, position: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
+    """``seq[..., position] = ids`` for a fixed-length id buffer."""
+    at_position = tf.equal(tf.range(tf.shape(seq)[-1]), position)
+    return tf.where(at_position, ids[..., None], seq)
+
+
+def _open_batch_axis(loop_vars: list) -> list:
+    """Loop-variable shapes with the leading (batch) axis unknown.
+
+    Models often rebuild tensors with ``tf.shape``, which drops a static batch
+    size that the loop's initial values may have; every other axis must keep
+    its shape across steps.
+    """
+    return tf.nest.map_structure(
+        lambda t: tf.TensorShape([None]).concatenate(t.shape[1:]) if t.shape.rank else t.shape,
+        loop_vars)
+
+
+def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
+                 eos_id: int, allow_eos: bool) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """Argmax decoding -> (ids [B, steps], log_probs [B], lengths [B] incl. EOS)."""
+    inputs = tf.cast(inputs, tf.int32)
+    max_decode_length = tf.cast(max_decode_length, tf.int32)
+    batch = tf.shape(inputs)[0]
+    state = model.initial_decode_state(model.encode(inputs, training=False),
+                                       max_decode_length)
+
+    def not_done(step, ids, prev_ids, finished, log_prob, lengths, state):
+        return tf.logical_and(step < max_decode_length,
+                              tf.logical_not(tf.reduce_all(finished)))
+
+    def one_step(step, ids, prev_ids, finished, log_prob, lengths, state):
+        logits, state = model.decode_step(prev_ids, step, state)
+        step_log_probs = _log_probs(logits, eos_id, allow_eos)
+        next_ids = tf.argmax(step_log_probs, axis=-1, output_type=tf.int32)
+        next_ids = tf.where(finished, PAD_ID, next_ids)
+        log_prob += tf.where(finished, 0.0, tf.reduce_max(step_log_probs, axis=-1))
+        lengths += tf.cast(tf.logical_not(finished), tf.int32)
+        ids = _write_at(ids, step, next_ids)
+        finished = tf.logical_or(finished, tf.equal(next_ids, eos_id))
+        return step + 1, ids, next_ids, finished, log_prob, lengths, state
+
+    loop_vars = [tf.constant(0), tf.zeros([batch, max_decode_length], tf.int32),
+                 tf.fill([batch], PAD_ID), tf.zeros([batch], tf.bool),
+                 tf.zeros([batch], tf.float32), tf.zeros([batch], tf.int32), state]
+    steps, ids, _, _, log_prob, lengths, _ = tf.while_loop(
+        not_done, one_step, loop_vars, shape_invariants=_open_batch_axis(loop_vars))
+    return ids[:, :steps], log_prob, lengths
+
+
+@tf.function(reduce_retracing=True)
+def greedy_search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
+                  eos_id: int = EOS_ID, allow_eos: bool = True) -> tf.Tensor:
+    """Argmax decoding of ``inputs`` [B, S] -> ids [B, L] (L <= max_decode_length).
+
+    Stops once every item has produced EOS; ids keep the EOS and are PAD after it.
+    """
+    ids, _, _ = _greedy_loop(model, inputs, max_decode_length, eos_id, allow_eos)
+    return ids
+
+
+def _search_is_settled(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: float,
+                       alive_log_probs: tf.Tensor, finished_scores: tf.Tensor) -> tf.Tensor:
+    """True when no alive hypothesis can change the finished set of any item.
+
+    A future finished hypothesis has log-prob <= the best alive log-prob (all
+    log-probs are <= 0) and a length in [step + 1, max_decode_length], so its
+    score is at most best_alive / (the largest penalty over those lengths).
+    Once that bound cannot beat an item's lowest finished score, further steps
+    leave all of its beams unchanged (ties keep the existing hypothesis, since
+    top_k prefers lower indices). Empty finished slots score -inf, so an item
+    only settles with a full finished set (exact for every returned beam, not
+    only the best one) or with nothing alive (bound -inf).
+    """
+    best_penalty = tf.maximum(_length_penalty(step + 1, alpha),
+                              _length_penalty(max_decode_length, alpha))
+    best_possible = tf.reduce_max(alive_log_probs, axis=1) / best_penalty
+    return tf.reduce_all(tf.reduce_min(finished_scores, axis=1) >= best_possible)
+
+
+def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
+               max_decode_length: tf.Tensor, eos_id: int,
+               allow_eos: bool) -> tuple[tf.Tensor, tf.Tensor]:
+    """The alive/finished beam search; see the module docstring."""
+    inputs = tf.cast(inputs, tf.int32)
+    max_decode_length = tf.cast(max_decode_length, tf.int32)
+    batch = tf.shape(inputs)[0]
+    # Item-major tiling: row b * beam_size + k is beam k of item b.
+    encoded = tf.nest.map_structure(lambda t: tf.repeat(t, beam_size, axis=0),
+                                    model.encode(inputs, training=False))
+    state = model.initial_decode_state(encoded, max_decode_length)
+    row_offsets = tf.range(batch)[:, None] * beam_size
+
+    def not_settled(step, alive_seq, alive_log_probs, finished_seq, finished_scores,
+                    finished_flags, state):
+        return tf.logical_and(
+            step < max_decode_length,
+            tf.logical_not(_search_is_settled(step, max_decode_length, alpha, alive_log_probs,
+                                              finished_scores)))
+
+    def one_step(step, alive_seq, alive_log_probs, finished_seq, finished_scores,
+                 finished_flags, state):
+        prev_ids = tf.where(step > 0, tf.gather(alive_seq, tf.maximum(step - 1, 0), axis=2),
+                            PAD_ID)
+        logits, state = model.decode_step(tf.reshape(prev_ids, [-1]), step, state)
+        step_log_probs = _log_probs(logits, eos_id, allow_eos)
+        vocab_size = tf.shape(step_log_probs)[-1]
+        step_log_probs = tf.reshape(step_log_probs, [batch, beam_size, vocab_size])
+
+        # Best 2 * beam candidates over (beam, token) per item.
+        candidates = tf.reshape(alive_log_probs[:, :, None] + step_log_probs, [batch, -1])
+        top_log_probs, top_index = tf.math.top_k(candidates, k=2 * beam_size)
+        top_beams = top_index // vocab_size
+        top_ids = top_index % vocab_size
+        top_seq = _write_at(tf.gather(alive_seq, top_beams, batch_dims=1), step, top_ids)
+        ends = tf.equal(top_ids, eos_id)
+        # -inf candidates come from empty beam slots (or suppressed tokens): never real.
+        ends_real = tf.logical_and(ends, top_log_probs > NEG_INF)
+
+        # Alive: the best beam_size candidates that did not end in EOS.
+        alive_log_probs, keep = tf.math.top_k(tf.where(ends, NEG_INF, top_log_probs),
+                                              k=beam_size)
+        alive_seq = tf.gather(top_seq, keep, batch_dims=1)
+        source_rows = tf.reshape(tf.gather(top_beams, keep, batch_dims=1) + row_offsets, [-1])
+        state = tf.nest.map_structure(lambda t: tf.gather(t, source_rows), state)
+
+        # Finished: old finished first, so that ties keep the existing hypotheses.
+        new_scores = tf.where(ends_real, top_log_probs / _length_penalty(step + 1, alpha),
+                              NEG_INF)
+        finished_scores, keep = tf.math.top_k(
+            tf.concat([finished_scores, new_scores], axis=1), k=beam_size)
+        finished_seq = tf.gather(tf.concat([finished_seq, top_seq], axis=1), keep,
+                                 batch_dims=1)
+        finished_flags = tf.gather(tf.concat([finished_flags, ends_real], axis=1), keep,
+                                   batch_dims=1)
+        return (step + 1, alive_seq, alive_log_probs, finished_seq, finished_scores,
+                finished_flags, state)
+
+    empty_seq = tf.zeros([batch, beam_size, max_decode_length], tf.int32)
+    # Only beam 0 is live at the start, so the first step does not pick duplicates.
+    initial_log_probs = tf.tile(tf.constant([[0.0] + [NEG_INF] * (beam_size - 1)]),
+                                [batch, 1])
+    loop_vars = [tf.constant(0), empty_seq, initial_log_probs, empty_seq,
+                 tf.fill([batch, beam_size], NEG_INF), tf.zeros([batch, beam_size], tf.bool),
+                 state]
+    steps, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, _ = (
+        tf.while_loop(not_settled, one_step, loop_vars,
+                      shape_invariants=_open_batch_axis(loop_vars)))
+
+    has_finished = tf.reduce_any(finished_flags, axis=1)
+    alive_scores = alive_log_probs / _length_penalty(steps, alpha)
+    ids = tf.where(has_finished[:, None, None], finished_seq, alive_seq)[:, :, :steps]
+    scores = tf.where(has_finished[:, None], finished_scores, alive_scores)
+    return ids, scores
+
+
+@tf.function(reduce_retracing=True)
+def beam_search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
+                max_decode_length: tf.Tensor, eos_id: int = EOS_ID,
+                allow_eos: bool = True) -> tuple[tf.Tensor, tf.Tensor]:
+    """Beam search of ``inputs`` [B, S] -> (ids [B, beam, L], scores [B, beam]).
+
+    Beams are sorted best first. ``allow_eos=False`` gives every hypothesis
+    exactly ``max_decode_length`` tokens (for speed measurements).
+
+    ``beam_size=1`` runs ``greedy_search``: T2T's alive/finished search with a
+    single beam is not greedy (an EOS among the top two candidates is kept as a
+    finished hypothesis while the search goes on), and greedy is what a beam of
+    one means to users. Its score is the greedy log-prob with the same length
+    penalty.
+    """
+    if beam_size == 1:
+        ids, log_prob, lengths = _greedy_loop(model, inputs, max_decode_length, eos_id,
+                                              allow_eos)
+        return ids[:, None, :], (log_prob / _length_penalty(lengths, alpha))[:, None]
+    return _beam_loop(model, inputs, beam_size, alpha, max_decode_length, eos_id, allow_eos)
+
+
+class BeamSearchDecoder:
+    """Beam search for one model and one (beam_size, alpha), traced exactly once.
+
+    Calling it with inputs of any batch size and length and any decode length
+    reuses one graph (the input signature has unknown dimensions), so decoding
+    a file batch by batch does not retrace. ``decoder(inputs, max_decode_length)``
+    returns ``beam_search``'s (ids, scores).
+    """
+
+    def __init__(self, model: Any, beam_size: int = 4, alpha: float = 0.6,
+                 eos_id: int = EOS_ID, allow_eos: bool = True):
+        if not isinstance(beam_size, int) or beam_size < 1:
+            raise ValueError(f"beam_size must be a positive integer, got {beam_size!r}")
+        self.model = model
+        self.beam_size = beam_size
+        self.alpha = float(alpha)
+        self.eos_id = eos_id
+        self.allow_eos = allow_eos
+        self._search = tf.function(
+            self._search_impl,
+            input_signature=[tf.TensorSpec([None, None], tf.int32),
+                             tf.TensorSpec([], tf.int32)])
+
+    def _search_impl(self, inputs: tf.Tensor,
+                     max_decode_length: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        return beam_search(self.model, inputs, self.beam_size, self.alpha,
+                           max_decode_length, self.eos_id, self.allow_eos)
+
+    def __call__(self, inputs: Any, max_decode_length: Any) -> tuple[tf.Tensor, tf.Tensor]:
+        return self._search(tf.convert_to_tensor(inputs, tf.int32),
+                            tf.convert_to_tensor(max_decode_length, tf.int32))

@@ -1,0 +1,162 @@
+"""Decoding lines of text with a search function: batching, files, stdin.
+
+A *search function* maps int32 inputs [B, S] (each row ending in EOS, padded
+with PAD) and a maximum decode length to ``(ids [B, beam, L], scores [B,
+beam])``, best beam first: a ``BeamSearchDecoder`` is one. This module only
+orchestrates: it encodes lines, sorts them by length so batches hold similar
+lengths, decodes batch by batch and puts the outputs back in input order. Each
+input line gives exactly one output line; an empty line gives an empty line
+without running the model.
+
+Decode-time settings live in one ``HParams`` built by ``decode_hparams``.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+from typing import Any, Callable, Iterable, TextIO
+
+import numpy as np
+
+from t2t_lite.data.encoders import EOS_ID, PAD_ID, TextEncoder
+from t2t_lite.hparam import HParams, HParamsError
+
+SearchFn = Callable[[np.ndarray, int], tuple[Any, Any]]
+
+DECODE_DEFAULTS = {
+    "beam_size": 4,          # 1 = greedy
+    "alpha": 0.6,            # length penalty exponent: ((5 + length) / 6) ** alpha
+    "extra_length": 50,      # max decode length = input length + extra_length
+    "batch_size": 32,        # lines per search call
+    "return_beams": False,   # write every beam, tab-separated, best first
+    "max_input_length": 0,   # truncate longer inputs (EOS included); 0 = unlimited
+}
+
+
+def decode_hparams(overrides: str = "", defaults: dict[str, Any] | None = None) -> HParams:
+    """Decode settings: library defaults, then a problem's ``defaults``, then ``overrides``.
+
+    ``overrides`` is the user's ``"beam_size=8,alpha=1.0"`` string. Unknown keys
+    and values of the wrong type raise ``HParamsError``.
+    """
+    hparams = HParams(**DECODE_DEFAULTS)
+    hparams.override_from_dict(defaults or {})
+    hparams.parse(overrides)
+    for key, least in (("beam_size", 1), ("batch_size", 1), ("extra_length", 0),
+                       ("max_input_length", 0)):
+        if getattr(hparams, key) < least:
+            raise HParamsError(f"decode hparam {key!r} must be >= {least}, "
+                               f"got {getattr(hparams, key)}")
+    return hparams
+
+
+def _one_field(text: str, separator: str) -> str:
+    """Line breaks (and, between beams, tabs) inside a decoded text become spaces,
+    so each input keeps exactly one output line."""
+    return " ".join(text.replace(separator, " ").splitlines())
+
+
+def _encode_line(line: str, encoder: TextEncoder, max_input_length: int) -> list[int]:
+    ids = encoder.encode(line)
+    if max_input_length:
+        ids = ids[:max_input_length - 1]
+    return ids + [EOS_ID]
+
+
+def _pad(rows: list[list[int]]) -> np.ndarray:
+    batch = np.full((len(rows), max(len(r) for r in rows)), PAD_ID, np.int32)
+    for i, row in enumerate(rows):
+        batch[i, :len(row)] = row
+    return batch
+
+
+def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
+                 batch_size: int = 32, extra_length: int = 50, return_beams: bool = False,
+                 max_input_length: int = 0) -> list[str]:
+    """One decoded line per input line, in input order.
+
+    Lines are stripped; empty ones decode to "". With ``return_beams`` each
+    output holds all beams, tab-separated, best first (empty beam slots, which
+    score -inf, are left out). Each batch may decode up to its longest input
+    length (EOS included) plus ``extra_length`` tokens.
+    """
+    outputs = [""] * len(lines)
+    encoded = {i: _encode_line(line.strip(), encoder, max_input_length)
+               for i, line in enumerate(lines) if line.strip()}
+    # Longest first: similar lengths share a batch, and memory trouble shows up at once.
+    order = sorted(encoded, key=lambda i: -len(encoded[i]))
+    for start in range(0, len(order), batch_size):
+        indices = order[start:start + batch_size]
+        inputs = _pad([encoded[i] for i in indices])
+        ids, scores = search_fn(inputs, inputs.shape[1] + extra_length)
+        ids, scores = np.asarray(ids), np.asarray(scores)
+        for row, index in enumerate(indices):
+            beams = range(ids.shape[1]) if return_beams else range(1)
+            separator = "\t" if return_beams else "\n"
+            texts = [_one_field(encoder.decode(ids[row, k].tolist()), separator)
+                     for k in beams if not math.isinf(scores[row, k])]
+            outputs[index] = separator.join(texts)
+    return outputs
+
+
+def _decode_with(hparams: HParams, lines: list[str], encoder: TextEncoder,
+                 search_fn: SearchFn) -> list[str]:
+    return decode_lines(lines, encoder, search_fn, batch_size=hparams.batch_size,
+                        extra_length=hparams.extra_length, return_beams=hparams.return_beams,
+                        max_input_length=hparams.max_input_length)
+
+
+def read_utf8_lines(path: str) -> list[str]:
+    """The lines of ``path`` (split on "\\n"); a non-UTF-8 line is a ``ValueError``
+    naming the file and the 1-based line number."""
+    with open(path, "rb") as f:
+        data = f.read()
+    raw_lines = data.split(b"\n")
+    if raw_lines[-1] == b"":  # the final newline ends the last line, it starts none
+        raw_lines.pop()
+    lines = []
+    for number, raw in enumerate(raw_lines, start=1):
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{path}: line {number} is not valid UTF-8 ({error.reason} at "
+                             f"byte {error.start}); re-encode the file as UTF-8") from None
+    return lines
+
+
+def write_lines_atomically(path: str, lines: Iterable[str]) -> None:
+    """Writes ``lines`` to ``path`` via a temporary file and a rename, so a
+    failure never leaves a partial file or clobbers an existing one."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp_path = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(tmp_path, "w", encoding="utf-8") as f:
+            f.writelines(line + "\n" for line in lines)
+        os.replace(tmp_path, path)
+    except BaseException:
+        if os.path.exists(tmp_path):
+            os.unlink(tmp_path)
+        raise
+
+
+def decode_from_file(input_path: str, output_path: str, encoder: TextEncoder,
+                     search_fn: SearchFn, hparams: HParams) -> None:
+    """Decodes every line of ``input_path`` into the same line of ``output_path``.
+
+    The whole input is read and checked before anything is decoded, and the
+    output appears only once every line is decoded.
+    """
+    lines = read_utf8_lines(input_path)
+    write_lines_atomically(output_path, _decode_with(hparams, lines, encoder, search_fn))
+
+
+def decode_interactive(encoder: TextEncoder, search_fn: SearchFn, hparams: HParams,
+                       input_stream: TextIO | None = None,
+                       output_stream: TextIO | None = None) -> None:
+    """Prints one decoded line per line read (stdin by default) until end of input."""
+    input_stream = input_stream or sys.stdin
+    output_stream = output_stream or sys.stdout
+    for line in input_stream:
+        output_stream.write(_decode_with(hparams, [line], encoder, search_fn)[0] + "\n")
+        output_stream.flush()

@@ -1,0 +1,232 @@
+"""Beam and greedy search against exhaustive enumeration on tiny toy models."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_lite.data.encoders import EOS_ID, PAD_ID
+from t2t_lite.decoding.beam_search import BeamSearchDecoder, beam_search, greedy_search
+from toy_models import ScriptedModel, ToyRecurrentModel
+
+INPUTS = np.array([[2, 3, 4, 1], [5, 1, 0, 0], [3, 3, 5, 1], [4, 2, 1, 0]], np.int32)
+
+
+def penalty(length, alpha):
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def log_softmax(logits):
+    logits = np.asarray(logits, np.float64)
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def start_state(model, input_row, rows, max_len):
+    inputs = np.repeat(np.asarray([input_row], np.int32), rows, axis=0)
+    return model.initial_decode_state(model.encode(inputs), tf.constant(max_len))
+
+
+def all_finished_scores(model, input_row, max_len, alpha):
+    """{sequence ending in EOS: length-penalized score} for every length <= max_len."""
+    vocab = model.vocab_size
+    tokens = np.array([t for t in range(vocab) if t != EOS_ID])
+    prefixes, log_probs, prev = [()], np.zeros(1), np.array([PAD_ID])
+    state = start_state(model, input_row, 1, max_len)
+    scores = {}
+    for step in range(max_len):
+        logits, state = model.decode_step(tf.constant(prev, tf.int32), tf.constant(step), state)
+        step_log_probs = log_softmax(logits)
+        for row, prefix in enumerate(prefixes):
+            scores[prefix + (EOS_ID,)] = ((log_probs[row] + step_log_probs[row, EOS_ID])
+                                          / penalty(step + 1, alpha))
+        rows = np.repeat(np.arange(len(prefixes)), len(tokens))
+        prev = np.tile(tokens, len(prefixes))
+        prefixes = [prefixes[r] + (int(t),) for r, t in zip(rows, prev)]
+        log_probs = log_probs[rows] + step_log_probs[rows, prev]
+        state = tf.nest.map_structure(lambda t: tf.gather(t, rows), state)
+    return scores
+
+
+def sequence_log_prob(model, input_row, seq):
+    """Log-prob of ``seq`` under the model's teacher-forced ``call``."""
+    features = {"inputs": np.asarray([input_row], np.int32),
+                "targets": np.asarray([seq], np.int32)}
+    log_probs = log_softmax(model(features)[0])
+    return log_probs[np.arange(len(seq)), list(seq)].sum()
+
+
+def through_eos(ids):
+    """The ids up to and including the first EOS (all of them if there is none)."""
+    ids = [int(i) for i in ids]
+    return tuple(ids[:ids.index(EOS_ID) + 1]) if EOS_ID in ids else tuple(ids)
+
+
+def stepwise_argmax(model, input_row, max_len):
+    state = start_state(model, input_row, 1, max_len)
+    prev, out = PAD_ID, []
+    for step in range(max_len):
+        logits, state = model.decode_step(tf.constant([prev]), tf.constant(step), state)
+        prev = int(np.argmax(logits[0]))
+        out.append(prev)
+        if prev == EOS_ID:
+            break
+    return tuple(out)
+
+
+def test_beam_of_one_is_greedy_and_greedy_is_stepwise_argmax():
+    model = ToyRecurrentModel(seed=2)
+    greedy = greedy_search(model, INPUTS, tf.constant(10)).numpy()
+    ids, scores = BeamSearchDecoder(model, beam_size=1, alpha=0.6)(INPUTS, 10)
+    np.testing.assert_array_equal(ids.numpy()[:, 0], greedy)
+    lengths = set()
+    for row, input_row in enumerate(INPUTS):
+        expected = stepwise_argmax(model, input_row, 10)
+        lengths.add(len(expected))
+        assert through_eos(greedy[row]) == expected
+        assert not greedy[row, len(expected):].any()  # PAD after EOS
+        log_prob = sequence_log_prob(model, input_row, expected)
+        assert scores.numpy()[row, 0] == pytest.approx(log_prob / penalty(len(expected), 0.6),
+                                                       abs=1e-4)
+    assert len(lengths) > 1, "toy inputs should give outputs of different lengths"
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 2.0])
+def test_wide_beam_returns_every_finished_sequence_best_first(alpha):
+    # Vocabulary 4 and length 4: 40 finished sequences, 27 alive at the end; a
+    # beam of 64 never prunes, so it must return exactly the enumerated ranking.
+    model = ToyRecurrentModel(vocab_size=4, seed=1)
+    inputs = np.array([[2, 3, 1], [3, 1, 0]], np.int32)
+    ids, scores = BeamSearchDecoder(model, beam_size=64, alpha=alpha)(inputs, 4)
+    ids, scores = ids.numpy(), scores.numpy()
+    for row in range(2):
+        expected = all_finished_scores(model, inputs[row], 4, alpha)
+        assert len(expected) == 40
+        found = {through_eos(ids[row, k]): scores[row, k] for k in range(40)}
+        assert set(found) == set(expected)
+        for seq, score in found.items():
+            assert score == pytest.approx(expected[seq], abs=1e-4)
+        best = max(expected, key=expected.get)
+        assert through_eos(ids[row, 0]) == best
+        assert np.all(np.diff(scores[row, :40]) <= 1e-6)
+        assert np.all(scores[row, 40:] == -np.inf)
+
+
+def test_narrow_beam_scores_match_teacher_forcing_and_items_are_independent():
+    model = ToyRecurrentModel(seed=3)
+    decoder = BeamSearchDecoder(model, beam_size=4, alpha=0.6)
+    ids, scores = (t.numpy() for t in decoder(INPUTS, 8))
+    for row, input_row in enumerate(INPUTS):
+        assert np.all(np.diff(scores[row]) <= 1e-6)
+        for k in range(4):
+            seq = through_eos(ids[row, k])
+            assert seq[-1] == EOS_ID and not ids[row, k, len(seq):].any()
+            expected = sequence_log_prob(model, input_row, seq) / penalty(len(seq), 0.6)
+            assert scores[row, k] == pytest.approx(expected, abs=1e-4)
+        alone_ids, alone_scores = decoder(input_row[None], 8)
+        width = alone_ids.shape[-1]
+        np.testing.assert_array_equal(alone_ids.numpy()[0], ids[row, :, :width])
+        assert not ids[row, :, width:].any()
+        np.testing.assert_allclose(alone_scores.numpy()[0], scores[row], atol=1e-5)
+
+
+def scripted(*rows):
+    """Per-step logits from per-step probabilities over (PAD, EOS, a=2, b=3)."""
+    with np.errstate(divide="ignore"):
+        return ScriptedModel(np.log(np.array(rows, np.float64)))
+
+
+def test_finished_hypothesis_beats_a_more_probable_unfinished_one():
+    # "EOS" (p=0.3) is finished; "a a a" (p~0.7) never ends within 3 steps.
+    model = scripted([0.0, 0.3, 0.7, 0.0], [0.0, 1e-6, 1 - 2e-6, 1e-6])
+    ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=0.6)(INPUTS[:1], 3)
+    assert through_eos(ids.numpy()[0, 0]) == (EOS_ID,)
+    assert scores.numpy()[0, 0] == pytest.approx(np.log(0.3) / penalty(1, 0.6), abs=1e-5)
+
+
+def test_without_finished_hypotheses_the_alive_ones_are_returned():
+    model = scripted([0.0, 0.0, 0.7, 0.3])  # EOS has probability 0
+    ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=0.6)(INPUTS[:2], 3)
+    np.testing.assert_array_equal(ids.numpy()[:, 0], [[2, 2, 2]] * 2)
+    np.testing.assert_allclose(scores.numpy()[:, 0], 3 * np.log(0.7) / penalty(3, 0.6),
+                               atol=1e-5)
+
+
+def test_length_penalty_lets_a_longer_hypothesis_win():
+    # "EOS" at step 0 is more probable than "a a a a EOS", but alpha=2 favours length.
+    ones = [0.0, 0.05, 0.9, 0.05]
+    model = scripted([0.0, 0.5, 0.5, 0.0], ones, ones, ones, [0.0, 0.9, 0.05, 0.05])
+    expected = all_finished_scores(model, INPUTS[0], 6, 2.0)
+    best = max(expected, key=expected.get)
+    assert best == (2, 2, 2, 2, EOS_ID) and expected[best] > expected[(EOS_ID,)]
+    ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=2.0)(INPUTS[:1], 6)
+    assert through_eos(ids.numpy()[0, 0]) == best
+    assert scores.numpy()[0, 0] == pytest.approx(expected[best], abs=1e-5)
+
+
+def test_search_stops_early_once_no_alive_hypothesis_can_win():
+    # After one token, EOS is almost certain: the search settles after 2 steps
+    # and the result does not depend on how far it was allowed to go.
+    model = scripted([0.0, 0.1, 0.6, 0.3], [0.0, 0.98, 0.01, 0.01])
+    decoder = BeamSearchDecoder(model, beam_size=2, alpha=0.6)
+    short_ids, short_scores = decoder(INPUTS[:1], 6)
+    long_ids, long_scores = decoder(INPUTS[:1], 50)
+    assert long_ids.shape[-1] == 2
+    np.testing.assert_array_equal(long_ids.numpy(), short_ids.numpy()[:, :, :2])
+    np.testing.assert_allclose(long_scores.numpy(), short_scores.numpy())
+    assert through_eos(long_ids.numpy()[0, 0]) == (2, EOS_ID)
+
+
+def test_early_stop_bounds_alive_hypotheses_with_the_longest_length_penalty():
+    # After 2 steps "a a" is far behind the finished "a EOS" and "EOS", but with
+    # alpha=2 its length-10 continuation wins: the search must not stop there.
+    model = scripted([0.0, 0.45, 0.45, 0.1], [0.0, 0.8, 0.2, 0.0],
+                     *[[0.0, 1e-3, 1 - 1e-3, 0.0]] * 7, [0.0, 1 - 1e-3, 1e-3, 0.0])
+    expected = all_finished_scores(model, INPUTS[0], 10, 2.0)
+    best = max(expected, key=expected.get)
+    assert len(best) == 10
+    ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=2.0)(INPUTS[:1], 10)
+    assert through_eos(ids.numpy()[0, 0]) == best
+    assert scores.numpy()[0, 0] == pytest.approx(expected[best], abs=1e-5)
+
+
+def test_early_stop_waits_until_every_beam_has_a_finished_hypothesis():
+    # "EOS" alone already beats anything alive, but the second beam slot still
+    # has to be filled by "a EOS" rather than left empty.
+    model = scripted([0.0, 0.9, 0.1, 0.0], [0.0, 0.5, 0.5, 0.0])
+    ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=0.0)(INPUTS[:1], 5)
+    assert [through_eos(beam) for beam in ids.numpy()[0]] == [(EOS_ID,), (2, EOS_ID)]
+    np.testing.assert_allclose(scores.numpy()[0], [np.log(0.9), np.log(0.05)], atol=1e-5)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_allow_eos_false_decodes_exactly_max_length(beam_size):
+    model = ToyRecurrentModel(seed=2)
+    ids, _ = BeamSearchDecoder(model, beam_size=beam_size, alpha=0.6, allow_eos=False)(INPUTS, 7)
+    assert ids.shape == (4, beam_size, 7)
+    assert not np.any(ids.numpy() == EOS_ID)
+    assert greedy_search(model, INPUTS, tf.constant(7), allow_eos=False).shape == (4, 7)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_decoder_traces_once_for_all_shapes(beam_size):
+    model = ToyRecurrentModel(seed=0)
+    decoder = BeamSearchDecoder(model, beam_size=beam_size, alpha=0.6)
+    for batch, length, max_len in [(2, 5, 7), (3, 7, 9), (1, 2, 4), (5, 3, 12)]:
+        inputs = np.full((batch, length), 2, np.int32)
+        ids, scores = decoder(inputs, max_len)
+        assert ids.shape[:2] == (batch, beam_size) and ids.shape[2] <= max_len
+        assert scores.shape == (batch, beam_size)
+    assert model.encode_calls == 1
+
+
+def test_direct_beam_search_call_matches_the_compiled_decoder():
+    model = ToyRecurrentModel(seed=2)
+    ids, scores = beam_search(model, INPUTS, 3, 0.6, tf.constant(6))
+    decoder_ids, decoder_scores = BeamSearchDecoder(model, beam_size=3, alpha=0.6)(INPUTS, 6)
+    np.testing.assert_array_equal(ids.numpy(), decoder_ids.numpy())
+    np.testing.assert_allclose(scores.numpy(), decoder_scores.numpy())
+
+
+@pytest.mark.parametrize("beam_size", [0, -2, 2.5])
+def test_bad_beam_size_is_rejected(beam_size):
+    with pytest.raises(ValueError, match="beam_size must be a positive integer"):
+        BeamSearchDecoder(ToyRecurrentModel(), beam_size=beam_size)

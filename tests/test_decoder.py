@@ -1,0 +1,144 @@
+"""Line decoding: order, empty lines, batching, files, stdin and decode hparams."""
+import io
+import os
+
+import numpy as np
+import pytest
+
+from t2t_lite.data.encoders import EOS_ID, ByteTextEncoder
+from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.decoding.decoder import (decode_from_file, decode_hparams, decode_interactive,
+                                       decode_lines)
+from t2t_lite.hparam import HParamsError
+from toy_models import ToyRecurrentModel
+
+ENCODER = ByteTextEncoder()
+
+
+class ReversingSearch:
+    """A stand-in search: beam 0 reverses the input, beam 1 copies it, beam 2 is
+    an empty slot (score -inf). Records every call."""
+
+    def __init__(self, fail_on_call: int = -1):
+        self.calls = []
+        self.fail_on_call = fail_on_call
+
+    def __call__(self, inputs, max_decode_length):
+        if len(self.calls) == self.fail_on_call:
+            raise RuntimeError("search failed")
+        self.calls.append((inputs.copy(), max_decode_length))
+        ids = np.zeros((len(inputs), 3, inputs.shape[1]), np.int32)
+        for row, input_ids in enumerate(inputs.tolist()):
+            content = input_ids[:input_ids.index(EOS_ID)]
+            ids[row, 0, :len(content) + 1] = content[::-1] + [EOS_ID]
+            ids[row, 1, :len(content) + 1] = content + [EOS_ID]
+        return ids, np.tile([-1.0, -2.0, -np.inf], (len(inputs), 1))
+
+
+def test_decode_lines_keeps_order_and_batches_longest_first():
+    search = ReversingSearch()
+    lines = ["abc", "", "  hello world ", "x", "\t", "xy"]
+    outputs = decode_lines(lines, ENCODER, search, batch_size=2, extra_length=5)
+    assert outputs == ["cba", "", "dlrow olleh", "x", "", "yx"]
+    assert [len(inputs) for inputs, _ in search.calls] == [2, 2]
+    lengths = [int((row != 0).sum()) for inputs, _ in search.calls for row in inputs]
+    assert lengths == [12, 4, 3, 2]  # every non-empty line once, with EOS, longest first
+    for inputs, max_decode_length in search.calls:
+        assert np.all(inputs[np.arange(len(inputs)), (inputs != 0).sum(axis=1) - 1] == EOS_ID)
+        assert max_decode_length == inputs.shape[1] + 5
+
+
+def test_decode_lines_of_only_empty_lines_never_searches():
+    search = ReversingSearch()
+    assert decode_lines(["", "  ", "\r"], ENCODER, search) == ["", "", ""]
+    assert search.calls == []
+
+
+def test_return_beams_writes_every_real_beam_tab_separated():
+    outputs = decode_lines(["ab", "c\td"], ENCODER, ReversingSearch(), return_beams=True)
+    assert outputs == ["ba\tab", "d c\tc d"]  # tabs inside a beam become spaces
+
+
+def test_line_breaks_inside_a_decoded_text_become_spaces():
+    assert decode_lines(["a\rb"], ENCODER, ReversingSearch()) == ["b a"]
+
+
+def test_max_input_length_truncates_and_keeps_eos():
+    search = ReversingSearch()
+    assert decode_lines(["abcdef"], ENCODER, search, max_input_length=3) == ["ba"]
+    assert search.calls[0][0].shape == (1, 3)
+
+
+def test_decode_from_file_writes_one_line_per_input_line(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_bytes(b"first\r\n\nsecond line\nlast")
+    target = tmp_path / "out" / "decoded.txt"
+    decode_from_file(str(source), str(target), ENCODER, ReversingSearch(), decode_hparams())
+    assert target.read_text(encoding="utf-8") == "tsrif\n\nenil dnoces\ntsal\n"
+    assert os.listdir(target.parent) == ["decoded.txt"]
+
+
+def test_non_utf8_line_is_reported_before_anything_is_written(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_bytes(b"ok\nfine\n\xff\xfe bad\nok again\n")
+    target = tmp_path / "out.txt"
+    target.write_text("previous output\n")
+    search = ReversingSearch()
+    with pytest.raises(ValueError, match=r"in\.txt: line 3 is not valid UTF-8"):
+        decode_from_file(str(source), str(target), ENCODER, search, decode_hparams())
+    assert search.calls == []
+    assert target.read_text() == "previous output\n"
+    assert sorted(os.listdir(tmp_path)) == ["in.txt", "out.txt"]
+
+
+def test_failed_decoding_leaves_the_existing_output_untouched(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("a\nbb\nccc\n")
+    target = tmp_path / "out.txt"
+    target.write_text("previous output\n")
+    with pytest.raises(RuntimeError, match="search failed"):
+        decode_from_file(str(source), str(target), ENCODER, ReversingSearch(fail_on_call=1),
+                         decode_hparams("batch_size=1"))
+    assert target.read_text() == "previous output\n"
+    assert sorted(os.listdir(tmp_path)) == ["in.txt", "out.txt"]
+
+
+def test_decode_interactive_answers_each_line_until_eof():
+    out = io.StringIO()
+    decode_interactive(ENCODER, ReversingSearch(), decode_hparams(),
+                       input_stream=io.StringIO("abc\n\nxy\n"), output_stream=out)
+    assert out.getvalue() == "cba\n\nyx\n"
+
+
+def test_decode_hparams_layers_library_problem_and_user_settings():
+    library = decode_hparams()
+    assert library.values() == {"beam_size": 4, "alpha": 0.6, "extra_length": 50,
+                                "batch_size": 32, "return_beams": False,
+                                "max_input_length": 0}
+    parsing = {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
+    hparams = decode_hparams("alpha=1.0,return_beams=true", parsing)
+    assert (hparams.beam_size, hparams.alpha, hparams.extra_length, hparams.return_beams) == (
+        21, 1.0, 300, True)
+
+
+@pytest.mark.parametrize("overrides, defaults, message", [
+    ("beam=4", None, "unknown hparam 'beam'"),
+    ("beam_size=wide", None, "'beam_size' expects a int"),
+    ("", {"beam_width": 3}, "unknown hparam 'beam_width'"),
+    ("beam_size=0", None, "'beam_size' must be >= 1"),
+    ("extra_length=-1", None, "'extra_length' must be >= 0"),
+])
+def test_decode_hparams_rejects_bad_settings(overrides, defaults, message):
+    with pytest.raises(HParamsError, match=message):
+        decode_hparams(overrides, defaults)
+
+
+def test_beam_search_decoder_works_as_search_fn_and_traces_once():
+    model = ToyRecurrentModel(vocab_size=ENCODER.vocab_size, seed=4)
+    search = BeamSearchDecoder(model, beam_size=2, alpha=0.6)
+    lines = ["hello", "", "a much longer line", "hi", "hey"]
+    forward = decode_lines(lines, ENCODER, search, batch_size=2, extra_length=3)
+    backward = decode_lines(lines[::-1], ENCODER, search, batch_size=2, extra_length=3)
+    assert len(forward) == len(lines) and forward[1] == ""
+    assert forward == backward[::-1]  # same batches, outputs put back in input order
+    assert model.encode_calls == 1
