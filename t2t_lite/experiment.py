@@ -49,6 +49,7 @@ class Experiment:
 
     def record(self) -> dict[str, Any]:
         return {"problem": self.problem.name, "model": self.model_name,
+                "data_dir": os.path.abspath(self.data_dir),
                 "hparams_set": self.hparams_set, "vocab_size": self.vocab_size(),
                 "vocab_fingerprint": vocab_fingerprint(self.problem, self.data_dir),
                 "hparams": self.hparams.values()}
@@ -87,7 +88,7 @@ def load_record(output_dir: str) -> dict[str, Any] | None:
 
 
 def resolve(problem_name: str | None, model_name: str | None, hparams_set: str | None,
-            hparams_overrides: str, data_dir: str, output_dir: str,
+            hparams_overrides: str, data_dir: str | None, output_dir: str,
             must_exist: bool = False) -> Experiment:
     """Builds the Experiment, filling names the user left out from the output dir.
 
@@ -109,8 +110,9 @@ def resolve(problem_name: str | None, model_name: str | None, hparams_set: str |
     problem_name = problem_name or saved.get("problem")
     model_name = model_name or saved.get("model")
     hparams_set = hparams_set or saved.get("hparams_set")
+    data_dir = data_dir or saved.get("data_dir")
     for flag, value in (("--problem", problem_name), ("--model", model_name),
-                        ("--hparams_set", hparams_set)):
+                        ("--hparams_set", hparams_set), ("--data_dir", data_dir)):
         if not value:
             raise ExperimentError(f"{flag} is required (no {HPARAMS_FILE} in {output_dir})")
     problem = registry.problems[problem_name]()

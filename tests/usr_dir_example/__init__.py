@@ -9,3 +9,13 @@ def my_very_small_transformer():
     hparams.hidden_size = 32
     hparams.filter_size = 64
     return hparams
+
+
+from t2t_lite.problems.algorithmic import AlgorithmicReverseBinary40  # noqa: E402
+from t2t_lite.registry import register_problem  # noqa: E402
+
+
+@register_problem
+class TinyReverseBinary(AlgorithmicReverseBinary40):
+    """A user's problem: the library's reverse task, small enough for CLI tests."""
+    split_sizes = {"train": 400, "dev": 20, "test": 20}

@@ -1,0 +1,65 @@
+"""t2t-decoder: beam-search decoding of a trained model, from a file or stdin.
+
+Problem, model, hparams and data dir default to what t2t-trainer recorded in
+--output_dir/hparams.json; the latest checkpoint there is used unless
+--checkpoint_path names another (an averaged one, say).
+"""
+from __future__ import annotations
+
+import argparse
+from typing import Sequence
+
+from t2t_lite.bin import common
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="t2t-decoder", description=__doc__)
+    common.add_registry_flags(p, required=False)
+    p.add_argument("--checkpoint_path", help="a checkpoint prefix (default: the latest)")
+    p.add_argument("--decode_hparams", default="",
+                   help="e.g. 'beam_size=4,alpha=0.6,extra_length=50,batch_size=32,"
+                        "return_beams=false'")
+    p.add_argument("--decode_from_file", help="one input a line (UTF-8)")
+    p.add_argument("--decode_to_file", help="one output a line; default: FROM_FILE.decoded")
+    p.add_argument("--decode_interactive", action="store_true",
+                   help="read inputs from stdin, print a decode per line")
+    return p
+
+
+def decode(argv: Sequence[str] | None) -> int:
+    args = parser().parse_args(argv)
+    if common.load_registrations(args):
+        return 0
+    if not args.output_dir:
+        raise ValueError("--output_dir is required (the folder t2t-trainer wrote)")
+    if not (args.decode_from_file or args.decode_interactive):
+        raise ValueError("give --decode_from_file=FILE or --decode_interactive")
+    from t2t_lite import experiment as experiment_lib
+    from t2t_lite.decoding import decoder
+    from t2t_lite.decoding.beam_search import BeamSearchDecoder
+    from t2t_lite.training.checkpoints import restore_model
+
+    experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
+                                        args.hparams, args.data_dir, args.output_dir,
+                                        must_exist=True)
+    hparams = decoder.decode_hparams(args.decode_hparams,
+                                     experiment.problem.decode_hparams_defaults())
+    model = experiment.build_model()
+    restore_model(model, args.output_dir, args.checkpoint_path)
+    encoder = experiment.problem.feature_encoders(experiment.data_dir)["targets"]
+    search = BeamSearchDecoder(model, hparams.beam_size, hparams.alpha)
+    if args.decode_interactive:
+        decoder.decode_interactive(encoder, search, hparams)
+        return 0
+    output_path = args.decode_to_file or args.decode_from_file + ".decoded"
+    decoder.decode_from_file(args.decode_from_file, output_path, encoder, search, hparams)
+    print(f"decoded {args.decode_from_file} to {output_path}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return common.run_main("t2t-decoder", decode, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,146 @@
+"""End-to-end: t2t-datagen, t2t-trainer and t2t-decoder as a user runs them."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from t2t_lite.bin import t2t_datagen, t2t_decoder, t2t_trainer
+
+USR_DIR = os.path.join(os.path.dirname(__file__), "usr_dir_example")
+COMMON = ["--problem=tiny_reverse_binary", "--model=transformer",
+          "--hparams_set=my_very_small_transformer", f"--t2t_usr_dir={USR_DIR}"]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A data dir and an output dir trained for a few steps."""
+    root = tmp_path_factory.mktemp("cli")
+    data_dir, output_dir = str(root / "data"), str(root / "train")
+    assert t2t_datagen.main(["--problem=tiny_reverse_binary", f"--data_dir={data_dir}",
+                             f"--t2t_usr_dir={USR_DIR}"]) == 0
+    assert t2t_trainer.main(COMMON + [f"--data_dir={data_dir}", f"--output_dir={output_dir}",
+                                      "--train_steps=4", "--save_checkpoints_steps=2",
+                                      "--log_every_steps=2"]) == 0
+    return data_dir, output_dir
+
+
+def error_of(capsys, main, argv):
+    code = main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    return err[-1]
+
+
+def test_registry_help(capsys):
+    assert t2t_trainer.main(["--registry_help", f"--t2t_usr_dir={USR_DIR}"]) == 0
+    out = capsys.readouterr().out
+    assert "algorithmic_reverse_binary40" in out and "tiny_reverse_binary" in out
+    assert "transformer_base" in out and "my_very_small_transformer" in out
+
+
+def test_trainer_wrote_hparams_and_checkpoints(trained):
+    _, output_dir = trained
+    record = json.load(open(os.path.join(output_dir, "hparams.json")))
+    assert record["problem"] == "tiny_reverse_binary"
+    assert record["hparams"]["hidden_size"] == 32
+    assert os.path.exists(os.path.join(output_dir, "ckpt-4.index"))
+
+
+@pytest.mark.parametrize("flag,expected,listed", [
+    ("--problem=nope", "unknown problem 'nope'. Registered problems:", "algorithmic_reverse"),
+    ("--model=transfomer", "unknown model 'transfomer'. Registered models:", "transformer"),
+    ("--hparams_set=tiny", "unknown hparams set 'tiny'. Registered hparams sets:",
+     "transformer_tiny"),
+])
+def test_unknown_names_list_what_exists(capsys, tmp_path, flag, expected, listed):
+    flags = {"--problem": "--problem=algorithmic_reverse_binary40",
+             "--model": "--model=transformer", "--hparams_set": "--hparams_set=transformer_tiny"}
+    flags[flag.split("=")[0]] = flag
+    assert t2t_trainer.main(list(flags.values()) + [
+        f"--data_dir={tmp_path}", f"--output_dir={tmp_path}"]) == 2
+    err = capsys.readouterr().err
+    assert expected in err
+    assert listed in err.split("\n", 1)[1]  # the listing follows the first line
+
+
+def test_malformed_hparams_name_key_and_type(capsys, trained, tmp_path):
+    data_dir, _ = trained
+    line = error_of(capsys, t2t_trainer.main, COMMON + [
+        f"--data_dir={data_dir}", f"--output_dir={tmp_path}", "--hparams=hidden_size=big"])
+    assert "hparam 'hidden_size' expects a int" in line
+    assert not os.path.exists(tmp_path / "hparams.json")
+
+
+def test_missing_data_dir(capsys, tmp_path):
+    line = error_of(capsys, t2t_trainer.main, COMMON + [f"--output_dir={tmp_path}"])
+    assert "--data_dir is required" in line
+    line = error_of(capsys, t2t_trainer.main, COMMON + [
+        f"--data_dir={tmp_path / 'empty'}", f"--output_dir={tmp_path / 'out'}"])
+    assert "t2t-datagen" in line
+
+
+def test_output_dir_of_another_shape_is_refused(capsys, trained):
+    data_dir, output_dir = trained
+    before = open(os.path.join(output_dir, "hparams.json")).read()
+    line = error_of(capsys, t2t_trainer.main, COMMON + [
+        f"--data_dir={data_dir}", f"--output_dir={output_dir}", "--hparams=hidden_size=64",
+        "--train_steps=6"])
+    assert "hidden_size=32 -> 64" in line
+    assert open(os.path.join(output_dir, "hparams.json")).read() == before
+
+
+def test_decode_from_file_keeps_lines(trained, tmp_path, capsys):
+    _, output_dir = trained
+    source = tmp_path / "in.txt"
+    source.write_text("0 1 1\n\n1 0 0 0 1\n")
+    target = tmp_path / "out.txt"
+    assert t2t_decoder.main([f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
+                             f"--decode_from_file={source}", f"--decode_to_file={target}",
+                             "--decode_hparams=beam_size=2,alpha=0.6,extra_length=3"]) == 0
+    lines = target.read_text().split("\n")
+    assert len(lines) == 4 and lines[3] == ""  # three lines, each ended by a newline
+    assert lines[1] == ""
+    assert all(set(tok) <= {"0", "1", "<UNK>"} for tok in " ".join(lines).split())
+
+
+def test_decode_non_utf8_names_line_and_keeps_output(trained, tmp_path, capsys):
+    _, output_dir = trained
+    source = tmp_path / "bad.txt"
+    source.write_bytes(b"0 1\n1 \xff 0\n")
+    target = tmp_path / "out.txt"
+    target.write_text("precious\n")
+    line = error_of(capsys, t2t_decoder.main, [
+        f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
+        f"--decode_from_file={source}", f"--decode_to_file={target}"])
+    assert "line 2 is not valid UTF-8" in line
+    assert target.read_text() == "precious\n"
+
+
+def test_killed_run_resumes_from_its_checkpoint(trained, tmp_path):
+    data_dir, _ = trained
+    output_dir = tmp_path / "killed"
+    argv = [sys.executable, "-m", "t2t_lite.bin.t2t_trainer"] + COMMON + [
+        f"--data_dir={data_dir}", f"--output_dir={output_dir}", "--save_checkpoints_steps=3",
+        "--log_every_steps=1000", "--eval_every_steps=100000"]
+    proc = subprocess.Popen(argv + ["--train_steps=100000"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while not (output_dir / "checkpoint").exists():
+            assert time.time() < deadline and proc.poll() is None, "no checkpoint was written"
+            time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    import tensorflow as tf
+    saved_step = int(tf.train.latest_checkpoint(str(output_dir)).rsplit("-", 1)[1])
+    assert saved_step >= 3
+    result = subprocess.run(argv + [f"--train_steps={saved_step + 2}"], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert f"at step {saved_step}" in result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1])["step"] == saved_step + 2
