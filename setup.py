@@ -23,6 +23,7 @@ setup(
         "tensorboard",  # tf.summary needs it; tensorflow 2.21 no longer pulls it in
         "tensorflow-text==2.21.*",
         "tensorflow-datasets>=4.9",
+        "importlib_resources",  # tensorflow-datasets 4.9.10 imports it to download, undeclared
         "sacrebleu>=2.4",
         "sentencepiece>=0.2",
         "numpy",

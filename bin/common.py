@@ -8,8 +8,7 @@ import sys
 from typing import Callable, Sequence
 
 # Errors that bad input produces: printed as one line, exit status 2.
-USER_ERRORS = (KeyError, ValueError, FileNotFoundError, NotADirectoryError,
-               UnicodeDecodeError)
+USER_ERRORS = (KeyError, ValueError, OSError, UnicodeDecodeError)
 
 
 def add_registry_flags(parser: argparse.ArgumentParser, required: bool = True) -> None:

@@ -20,6 +20,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--generate_data", action="store_true",
                    help="write the problem's vocabulary and shards first (skips done work)")
     p.add_argument("--train_steps", type=int, default=250000)
+    p.add_argument("--train_minutes", type=float, default=0.0,
+                   help="stop after this many minutes of training (0 = no limit)")
     p.add_argument("--eval_every_steps", type=int, default=1000,
                    help="evaluate on the dev split every N steps (and at the end)")
     p.add_argument("--eval_batches", type=int, default=0,
@@ -52,7 +54,8 @@ def train(argv: Sequence[str] | None) -> int:
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
                                         args.hparams, args.data_dir, args.output_dir)
     options = TrainOptions(
-        train_steps=args.train_steps, eval_every_steps=args.eval_every_steps,
+        train_steps=args.train_steps, train_minutes=args.train_minutes,
+        eval_every_steps=args.eval_every_steps,
         eval_batches=args.eval_batches, save_checkpoints_steps=args.save_checkpoints_steps,
         save_checkpoints_minutes=args.save_checkpoints_minutes,
         keep_checkpoint_max=args.keep_checkpoint_max,

@@ -74,8 +74,12 @@ def transformer_base_prenorm() -> HParams:
 
 @register_hparams
 def transformer_small() -> HParams:
-    """A CPU-sized model: 3+3 layers of 256, 4 heads."""
-    hparams = transformer_base()
+    """A CPU-sized model: 3+3 layers of 256, 4 heads, pre-norm.
+
+    Pre-norm as in T2T's small sets (built on its v2 base): small models trained
+    briefly converge faster and more reliably with it than with post-norm.
+    """
+    hparams = transformer_base_prenorm()
     hparams.hidden_size = 256
     hparams.filter_size = 1024
     hparams.num_heads = 4
@@ -142,3 +146,23 @@ for _tenths in (0, 2):
 _register_base_variant("transformer_base_learned_pos",
                        "Table 3 (E): learned positional embeddings.",
                        position_embedding="learned")
+
+
+@register_hparams
+def transformer_multi30k() -> HParams:
+    """Multi30k (29k sentence pairs) on a 2-core CPU: the small shape, more dropout.
+
+    A small corpus overfits a large model quickly, and a CPU affords only a
+    small one: 3+3 layers of 256 with dropout 0.2 (attention and ReLU 0.1),
+    batches of 4096 tokens and a shorter warmup than base, since a run lasts
+    only some thousands of steps.
+    """
+    hparams = transformer_small()
+    hparams.layer_prepostprocess_dropout = 0.2
+    hparams.attention_dropout = 0.1
+    hparams.relu_dropout = 0.1
+    hparams.batch_size = 4096
+    hparams.learning_rate = 1.0
+    hparams.learning_rate_warmup_steps = 1500
+    hparams.max_length = 128
+    return hparams

@@ -23,6 +23,7 @@ import tensorflow as tf
 from t2t_lite import registry
 from t2t_lite.data import tfrecords
 from t2t_lite.data.encoders import EOS_ID, ByteTextEncoder, TextEncoder
+from t2t_lite.metrics.bleu import bleu_report
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +69,21 @@ class Problem(abc.ABC):
     def decode_hparams_defaults(self) -> dict:
         """Decoding settings this problem needs (e.g. beam size, alpha); none by default."""
         return {}
+
+    def evaluate_decodes(self, hypotheses: list[str], references: list[str]) -> list[str]:
+        """Printable lines scoring decoded ``hypotheses`` against line-aligned
+        ``references`` (``t2t-decoder --decode_reference``); BLEU unless overridden."""
+        return bleu_report(hypotheses, references).lines()
+
+    def postprocess_decode(self, source_line: str, decoded: str) -> str:
+        """The output line for input ``source_line`` given the model's decoded target text
+        (e.g. parsing rebuilds a tree over the input's words); ``decoded`` by default."""
+        return decoded
+
+    def decode_constraint(self, data_dir: str) -> object | None:
+        """A ``t2t_lite.decoding.constraints.DecodeConstraint`` restricting which tokens
+        beam search may produce (e.g. parsing: only well-formed trees); None = no limit."""
+        return None
 
     def shard_paths(self, data_dir: str, split: str) -> list[str]:
         _check_split(split)

@@ -21,6 +21,11 @@ state (e.g. a key/value cache sized by ``max_decode_length``) keeps its shape
 and is reordered each step with ``tf.gather`` on its leading ``batch * beam``
 axis. ``BeamSearchDecoder`` is the compiled entry point that traces once for
 all batch sizes, input lengths and decode lengths.
+
+An optional ``constraint`` (``t2t_lite.decoding.constraints``) masks the logits
+of each hypothesis before the softmax; its per-hypothesis state is carried and
+reordered with the beams like the model's state. Without one, the search is
+unchanged.
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ from typing import Any
 import tensorflow as tf
 
 from t2t_lite.data.encoders import EOS_ID, PAD_ID
+from t2t_lite.decoding.constraints import DecodeConstraint
 
 NEG_INF = float("-inf")
 
@@ -38,9 +44,36 @@ def _length_penalty(length: tf.Tensor, alpha: float) -> tf.Tensor:
     return tf.pow((5.0 + tf.cast(length, tf.float32)) / 6.0, alpha)
 
 
-def _log_probs(logits: tf.Tensor, eos_id: int, allow_eos: bool) -> tf.Tensor:
-    """Normalized log-probabilities; EOS gets -inf when it is not allowed."""
+class _Unconstrained:
+    """The constraint that allows every token: no state, no mask."""
+
+    def initial_state(self, inputs, beam_size, max_decode_length):
+        return {}
+
+    def mask(self, state):
+        return None
+
+    def update(self, state, ids):
+        return state
+
+
+def _resolve_constraint(constraint: DecodeConstraint | None, allow_eos: bool) -> Any:
+    """The constraint to apply (an unconstrained one for None); checks it fits ``allow_eos``."""
+    if constraint is None:
+        return _Unconstrained()
+    if not allow_eos:
+        raise ValueError("allow_eos=False cannot be combined with a decoding constraint: "
+                         "the constraint decides where EOS may go")
+    return constraint
+
+
+def _log_probs(logits: tf.Tensor, eos_id: int, allow_eos: bool,
+               mask: tf.Tensor | None = None) -> tf.Tensor:
+    """Normalized log-probabilities; EOS gets -inf when it is not allowed, and an
+    additive ``mask`` (a constraint's, 0 or -inf) is applied before normalizing."""
     logits = tf.cast(logits, tf.float32)
+    if mask is not None:
+        logits += mask
     if not allow_eos:
         is_eos = tf.equal(tf.range(tf.shape(logits)[-1]), eos_id)
         logits = tf.where(is_eos, NEG_INF, logits)
@@ -66,45 +99,51 @@ def _open_batch_axis(loop_vars: list) -> list:
 
 
 def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
-                 eos_id: int, allow_eos: bool) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+                 eos_id: int, allow_eos: bool, constraint: DecodeConstraint | None = None
+                 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """Argmax decoding -> (ids [B, steps], log_probs [B], lengths [B] incl. EOS)."""
+    constraint = _resolve_constraint(constraint, allow_eos)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
     batch = tf.shape(inputs)[0]
     state = model.initial_decode_state(model.encode(inputs, training=False),
                                        max_decode_length)
+    constraint_state = constraint.initial_state(inputs, 1, max_decode_length)
 
-    def not_done(step, ids, prev_ids, finished, log_prob, lengths, state):
+    def not_done(step, ids, prev_ids, finished, log_prob, lengths, state, constraint_state):
         return tf.logical_and(step < max_decode_length,
                               tf.logical_not(tf.reduce_all(finished)))
 
-    def one_step(step, ids, prev_ids, finished, log_prob, lengths, state):
+    def one_step(step, ids, prev_ids, finished, log_prob, lengths, state, constraint_state):
         logits, state = model.decode_step(prev_ids, step, state)
-        step_log_probs = _log_probs(logits, eos_id, allow_eos)
+        step_log_probs = _log_probs(logits, eos_id, allow_eos, constraint.mask(constraint_state))
         next_ids = tf.argmax(step_log_probs, axis=-1, output_type=tf.int32)
         next_ids = tf.where(finished, PAD_ID, next_ids)
         log_prob += tf.where(finished, 0.0, tf.reduce_max(step_log_probs, axis=-1))
         lengths += tf.cast(tf.logical_not(finished), tf.int32)
         ids = _write_at(ids, step, next_ids)
         finished = tf.logical_or(finished, tf.equal(next_ids, eos_id))
-        return step + 1, ids, next_ids, finished, log_prob, lengths, state
+        constraint_state = constraint.update(constraint_state, next_ids)
+        return step + 1, ids, next_ids, finished, log_prob, lengths, state, constraint_state
 
     loop_vars = [tf.constant(0), tf.zeros([batch, max_decode_length], tf.int32),
                  tf.fill([batch], PAD_ID), tf.zeros([batch], tf.bool),
-                 tf.zeros([batch], tf.float32), tf.zeros([batch], tf.int32), state]
-    steps, ids, _, _, log_prob, lengths, _ = tf.while_loop(
+                 tf.zeros([batch], tf.float32), tf.zeros([batch], tf.int32), state,
+                 constraint_state]
+    steps, ids, _, _, log_prob, lengths, _, _ = tf.while_loop(
         not_done, one_step, loop_vars, shape_invariants=_open_batch_axis(loop_vars))
     return ids[:, :steps], log_prob, lengths
 
 
 @tf.function(reduce_retracing=True)
 def greedy_search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
-                  eos_id: int = EOS_ID, allow_eos: bool = True) -> tf.Tensor:
+                  eos_id: int = EOS_ID, allow_eos: bool = True,
+                  constraint: DecodeConstraint | None = None) -> tf.Tensor:
     """Argmax decoding of ``inputs`` [B, S] -> ids [B, L] (L <= max_decode_length).
 
     Stops once every item has produced EOS; ids keep the EOS and are PAD after it.
     """
-    ids, _, _ = _greedy_loop(model, inputs, max_decode_length, eos_id, allow_eos)
+    ids, _, _ = _greedy_loop(model, inputs, max_decode_length, eos_id, allow_eos, constraint)
     return ids
 
 
@@ -128,9 +167,10 @@ def _search_is_settled(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: flo
 
 
 def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
-               max_decode_length: tf.Tensor, eos_id: int,
-               allow_eos: bool) -> tuple[tf.Tensor, tf.Tensor]:
+               max_decode_length: tf.Tensor, eos_id: int, allow_eos: bool,
+               constraint: DecodeConstraint | None = None) -> tuple[tf.Tensor, tf.Tensor]:
     """The alive/finished beam search; see the module docstring."""
+    constraint = _resolve_constraint(constraint, allow_eos)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
     batch = tf.shape(inputs)[0]
@@ -138,21 +178,22 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     encoded = tf.nest.map_structure(lambda t: tf.repeat(t, beam_size, axis=0),
                                     model.encode(inputs, training=False))
     state = model.initial_decode_state(encoded, max_decode_length)
+    constraint_state = constraint.initial_state(inputs, beam_size, max_decode_length)
     row_offsets = tf.range(batch)[:, None] * beam_size
 
     def not_settled(step, alive_seq, alive_log_probs, finished_seq, finished_scores,
-                    finished_flags, state):
+                    finished_flags, state, constraint_state):
         return tf.logical_and(
             step < max_decode_length,
             tf.logical_not(_search_is_settled(step, max_decode_length, alpha, alive_log_probs,
                                               finished_scores)))
 
     def one_step(step, alive_seq, alive_log_probs, finished_seq, finished_scores,
-                 finished_flags, state):
+                 finished_flags, state, constraint_state):
         prev_ids = tf.where(step > 0, tf.gather(alive_seq, tf.maximum(step - 1, 0), axis=2),
                             PAD_ID)
         logits, state = model.decode_step(tf.reshape(prev_ids, [-1]), step, state)
-        step_log_probs = _log_probs(logits, eos_id, allow_eos)
+        step_log_probs = _log_probs(logits, eos_id, allow_eos, constraint.mask(constraint_state))
         vocab_size = tf.shape(step_log_probs)[-1]
         step_log_probs = tf.reshape(step_log_probs, [batch, beam_size, vocab_size])
 
@@ -171,7 +212,10 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                                               k=beam_size)
         alive_seq = tf.gather(top_seq, keep, batch_dims=1)
         source_rows = tf.reshape(tf.gather(top_beams, keep, batch_dims=1) + row_offsets, [-1])
-        state = tf.nest.map_structure(lambda t: tf.gather(t, source_rows), state)
+        state, constraint_state = tf.nest.map_structure(lambda t: tf.gather(t, source_rows),
+                                                        (state, constraint_state))
+        constraint_state = constraint.update(
+            constraint_state, tf.reshape(tf.gather(top_ids, keep, batch_dims=1), [-1]))
 
         # Finished: old finished first, so that ties keep the existing hypotheses.
         new_scores = tf.where(ends_real, top_log_probs / _length_penalty(step + 1, alpha),
@@ -183,7 +227,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
         finished_flags = tf.gather(tf.concat([finished_flags, ends_real], axis=1), keep,
                                    batch_dims=1)
         return (step + 1, alive_seq, alive_log_probs, finished_seq, finished_scores,
-                finished_flags, state)
+                finished_flags, state, constraint_state)
 
     empty_seq = tf.zeros([batch, beam_size, max_decode_length], tf.int32)
     # Only beam 0 is live at the start, so the first step does not pick duplicates.
@@ -191,8 +235,8 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                                 [batch, 1])
     loop_vars = [tf.constant(0), empty_seq, initial_log_probs, empty_seq,
                  tf.fill([batch, beam_size], NEG_INF), tf.zeros([batch, beam_size], tf.bool),
-                 state]
-    steps, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, _ = (
+                 state, constraint_state]
+    steps, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, _, _ = (
         tf.while_loop(not_settled, one_step, loop_vars,
                       shape_invariants=_open_batch_axis(loop_vars)))
 
@@ -205,12 +249,13 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
 
 @tf.function(reduce_retracing=True)
 def beam_search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
-                max_decode_length: tf.Tensor, eos_id: int = EOS_ID,
-                allow_eos: bool = True) -> tuple[tf.Tensor, tf.Tensor]:
+                max_decode_length: tf.Tensor, eos_id: int = EOS_ID, allow_eos: bool = True,
+                constraint: DecodeConstraint | None = None) -> tuple[tf.Tensor, tf.Tensor]:
     """Beam search of ``inputs`` [B, S] -> (ids [B, beam, L], scores [B, beam]).
 
     Beams are sorted best first. ``allow_eos=False`` gives every hypothesis
-    exactly ``max_decode_length`` tokens (for speed measurements).
+    exactly ``max_decode_length`` tokens (for speed measurements); it cannot be
+    combined with a ``constraint``, which masks disallowed tokens to -inf.
 
     ``beam_size=1`` runs ``greedy_search``: T2T's alive/finished search with a
     single beam is not greedy (an EOS among the top two candidates is kept as a
@@ -220,9 +265,10 @@ def beam_search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     """
     if beam_size == 1:
         ids, log_prob, lengths = _greedy_loop(model, inputs, max_decode_length, eos_id,
-                                              allow_eos)
+                                              allow_eos, constraint)
         return ids[:, None, :], (log_prob / _length_penalty(lengths, alpha))[:, None]
-    return _beam_loop(model, inputs, beam_size, alpha, max_decode_length, eos_id, allow_eos)
+    return _beam_loop(model, inputs, beam_size, alpha, max_decode_length, eos_id, allow_eos,
+                      constraint)
 
 
 class BeamSearchDecoder:
@@ -231,18 +277,22 @@ class BeamSearchDecoder:
     Calling it with inputs of any batch size and length and any decode length
     reuses one graph (the input signature has unknown dimensions), so decoding
     a file batch by batch does not retrace. ``decoder(inputs, max_decode_length)``
-    returns ``beam_search``'s (ids, scores).
+    returns ``beam_search``'s (ids, scores). ``constraint`` (e.g. a problem's
+    ``decode_constraint``) masks the tokens each hypothesis may produce.
     """
 
     def __init__(self, model: Any, beam_size: int = 4, alpha: float = 0.6,
-                 eos_id: int = EOS_ID, allow_eos: bool = True):
+                 eos_id: int = EOS_ID, allow_eos: bool = True,
+                 constraint: DecodeConstraint | None = None):
         if not isinstance(beam_size, int) or beam_size < 1:
             raise ValueError(f"beam_size must be a positive integer, got {beam_size!r}")
+        _resolve_constraint(constraint, allow_eos)  # fail here rather than at the first call
         self.model = model
         self.beam_size = beam_size
         self.alpha = float(alpha)
         self.eos_id = eos_id
         self.allow_eos = allow_eos
+        self.constraint = constraint
         self._search = tf.function(
             self._search_impl,
             input_signature=[tf.TensorSpec([None, None], tf.int32),
@@ -251,7 +301,7 @@ class BeamSearchDecoder:
     def _search_impl(self, inputs: tf.Tensor,
                      max_decode_length: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         return beam_search(self.model, inputs, self.beam_size, self.alpha,
-                           max_decode_length, self.eos_id, self.allow_eos)
+                           max_decode_length, self.eos_id, self.allow_eos, self.constraint)
 
     def __call__(self, inputs: Any, max_decode_length: Any) -> tuple[tf.Tensor, tf.Tensor]:
         return self._search(tf.convert_to_tensor(inputs, tf.int32),

@@ -29,6 +29,7 @@ SUM = tf.distribute.ReduceOp.SUM
 class TrainOptions:
     """How long to train and how often to evaluate, save and log."""
     train_steps: int = 1000
+    train_minutes: float = 0.0  # stop (and save) after this much training; 0 = no limit
     eval_every_steps: int = 1000
     eval_batches: int = 0  # 0: the whole dev split
     save_checkpoints_steps: int = 1000
@@ -139,13 +140,14 @@ class Trainer:
             self._batches("train", training=True)))
         writer = tf.summary.create_file_writer(os.path.join(self.experiment.output_dir, "train"))
         window = _Window()
-        last_save = time.monotonic()
+        started = last_save = time.monotonic()
+        deadline = started + opts.train_minutes * 60.0 if opts.train_minutes else float("inf")
         try:
-            while self.step < opts.train_steps:
+            while self.step < opts.train_steps and time.monotonic() < deadline:
                 loss, tgt_tokens, src_tokens = self._train_fn(iterator)
                 window.add(float(loss), float(tgt_tokens), float(src_tokens))
                 step = self.step
-                if step % opts.log_every_steps == 0 or step == opts.train_steps:
+                if step % opts.log_every_steps == 0:
                     self._log(writer, step, window.flush())
                 minutes = (time.monotonic() - last_save) / 60.0
                 if (step % opts.save_checkpoints_steps == 0

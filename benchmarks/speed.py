@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Training and beam-search speed of t2t-lite's Transformer, as JSON.
+
+The options and shapes are those of ../shared/bench/peers.py (PyTorch MarianMT
+and CTranslate2), so the two can be run one after the other in one sitting and
+compared as ratios:
+
+  python benchmarks/speed.py --shape tiny
+  peers-venv/bin/python ../shared/bench/peers.py --shape tiny
+
+Weights are random. Training runs the trainer's own optimizer step (label
+smoothing, Adam, dropout 0.1) on a fixed random batch; decoding runs the
+decoder's compiled beam search with EOS suppressed so every output has exactly
+``--out_len`` tokens.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from t2t_lite import registry  # noqa: E402
+from t2t_lite.data.problem import Problem  # noqa: E402
+from t2t_lite.decoding.beam_search import BeamSearchDecoder  # noqa: E402
+from t2t_lite.experiment import Experiment  # noqa: E402
+from t2t_lite.training.trainer import TrainOptions, Trainer  # noqa: E402
+
+SHAPES = ("tiny", "small", "base", "big")
+
+
+class RandomTokens(Problem):
+    """No data on disk: only a vocabulary size (the batches come from the benchmark)."""
+
+    def __init__(self, vocab_size: int):
+        self._vocab_size = vocab_size
+
+    def generate_data(self, data_dir: str, tmp_dir: str) -> None:
+        pass
+
+    def feature_encoders(self, data_dir: str) -> dict:
+        return {}
+
+    def vocab_size(self, data_dir: str) -> int:
+        return self._vocab_size
+
+
+def best_of(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def random_ids(rng: np.random.Generator, vocab: int, batch: int, length: int) -> tf.Tensor:
+    return tf.constant(rng.integers(2, vocab, (batch, length)), tf.int32)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--shape", default="base", choices=SHAPES)
+    p.add_argument("--vocab", type=int, default=8192)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--src_len", type=int, default=32)
+    p.add_argument("--tgt_len", type=int, default=32)
+    p.add_argument("--decode_batch", type=int, default=32)
+    p.add_argument("--out_len", type=int, default=32)
+    p.add_argument("--beam", type=int, default=4)
+    p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--only", default="train,beam")
+    p.add_argument("--hparams", default="", help="overrides of transformer_SHAPE")
+    args = p.parse_args()
+    registry.load_builtins()
+    only = set(args.only.split(","))
+    rng = np.random.default_rng(0)
+    hparams = registry.hparams_sets[f"transformer_{args.shape}"]()
+    hparams.parse(args.hparams)
+    result = {"shape": args.shape, "threads": os.cpu_count(), "hparams": args.hparams}
+    with tempfile.TemporaryDirectory() as output_dir:
+        experiment = Experiment(RandomTokens(args.vocab), "transformer",
+                                f"transformer_{args.shape}", hparams, "", output_dir)
+        trainer = Trainer(experiment, TrainOptions())
+        model = trainer.model
+        result["params"] = int(sum(np.prod(v.shape) for v in model.trainable_variables))
+        if "train" in only:
+            batch = {"inputs": random_ids(rng, args.vocab, args.batch, args.src_len),
+                     "targets": random_ids(rng, args.vocab, args.batch, args.tgt_len)}
+            dataset = tf.data.Dataset.from_tensors(batch).repeat()
+            trainer.train_on(dataset, 1)  # trace and warm up
+            seconds = best_of(lambda: trainer.train_on(dataset, args.steps), 2) / args.steps
+            result["train"] = {
+                "tgt_tokens_per_s": args.batch * args.tgt_len / seconds,
+                "src_plus_tgt_tokens_per_s": args.batch * (args.src_len + args.tgt_len) / seconds,
+                "step_s": seconds}
+        if "beam" in only:
+            search = BeamSearchDecoder(model, args.beam, 0.6, allow_eos=False)
+            inputs = random_ids(rng, args.vocab, args.decode_batch, args.src_len)
+            ids, _ = search(inputs, args.out_len)
+            assert ids.shape[-1] == args.out_len, ids.shape
+            seconds = best_of(lambda: search(inputs, args.out_len)[0].numpy(), 2)
+            result["beam"] = {"out_tokens_per_s": args.decode_batch * args.out_len / seconds,
+                              "batch_s": seconds}
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

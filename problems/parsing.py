@@ -1,0 +1,226 @@
+"""English constituency parsing on the Penn Treebank (the paper's section 6.3).
+
+Each example is a sentence and its tree, linearized as in
+``t2t_lite.parsing.linearize``: the source is the words joined by spaces, the
+target the bracketed tree with every POS tag replaced by ``XX`` and bare
+closers, e.g. ``(S (NP XX ) (VP XX ) XX )``. Trees are preprocessed first
+(``-NONE-`` elements and function tags removed).
+
+Vocabulary. One word-level ``TokenTextEncoder`` is shared by inputs and
+targets: every target token (``)``, ``XX``, and an opener for every Penn
+Treebank phrase label and any other label seen in training, so that a label
+missing from a small training set is not ``<UNK>`` in dev), then the most
+frequent training words until the vocabulary holds ``vocab_size_limit`` ids
+(reserved ids and ``<UNK>`` included); rarer words map to ``<UNK>``. Whole
+words rather than subwords because that is the paper's 16K / 32K vocabulary;
+because each input id is then exactly one word, which is what lets decoding be
+constrained to one word slot per input word
+(``decode_constraint``); and because an ``<UNK>`` input costs nothing in the
+output: the output tree takes its words from the input line
+(``postprocess_decode``), never from the model.
+
+Where the data is expected (``--tmp_dir`` of t2t-datagen):
+
+* ``parsing_english_ptb16k``: the Penn Treebank release (LDC99T42), as
+  ``TMP_DIR/parsed/mrg/wsj/SS/wsj_SSNN.mrg`` (or ``TMP_DIR/SS/wsj_SSNN.mrg``);
+  sections 02-21 train, 22 dev, 23 test.
+* ``parsing_english_ptb_semi32k``: the same, plus ``TMP_DIR/extra_trees.txt``,
+  one bracketed tree a line (e.g. parser output over unlabelled sentences, as
+  the paper's semi-supervised corpora), appended to the training split.
+* ``parsing_english_ptb_sample``: NLTK's WSJ sample as
+  ``TMP_DIR/combined/wsj_NNNN.mrg`` (or ``TMP_DIR/wsj_NNNN.mrg``): train
+  wsj_0001-0159, dev wsj_0160-0179, and dev again as test. For tests and CPU runs.
+
+Decoding follows the paper: beam 21, alpha 0.3, up to input length + 300
+tokens; the output is rebuilt over the input words and scored with EVALB.
+"""
+from __future__ import annotations
+
+import abc
+import collections
+import glob
+import itertools
+import os
+from typing import Iterable, Iterator
+
+from t2t_lite.data.encoders import NUM_RESERVED_IDS, RESERVED_TOKENS, TokenTextEncoder
+from t2t_lite.data.problem import Text2TextProblem
+from t2t_lite.decoding.constraints import TreeConstraint
+from t2t_lite.parsing.evalb import evalb, format_report
+from t2t_lite.parsing.linearize import (CLOSE, OPEN, WORD_SLOT, delinearize, linearize,
+                                        linearize_example)
+from t2t_lite.parsing.trees import (ROOT_LABEL, Tree, TreebankFormatError, file_range_files,
+                                    parse_trees, preprocess, read_treebank, write_trees,
+                                    wsj_split_files)
+from t2t_lite.registry import register_problem
+
+EXTRA_TREES_FILENAME = "extra_trees.txt"
+# The phrase labels of the Penn Treebank II bracketing guidelines (Bies et al. 1995).
+PTB_PHRASE_LABELS = ("ADJP", "ADVP", "CONJP", "FRAG", "INTJ", "LST", "NAC", "NP", "NX", "PP",
+                     "PRN", "PRT", "QP", "RRC", "S", "SBAR", "SBARQ", "SINV", "SQ", "UCP", "VP",
+                     "WHADJP", "WHADVP", "WHNP", "WHPP", "X")
+
+
+def build_parsing_vocab(trees: Iterable[Tree], vocab_size_limit: int) -> TokenTextEncoder:
+    """The PTB's target tokens and those of ``trees``, then their words by frequency."""
+    tree_tokens = {OPEN + label for label in PTB_PHRASE_LABELS + (ROOT_LABEL,)}
+    tree_tokens.update((CLOSE, WORD_SLOT))
+    word_counts: collections.Counter[str] = collections.Counter()
+    for tree in trees:
+        tree_tokens.update(linearize(tree))
+        word_counts.update(tree.words())
+    room = vocab_size_limit - NUM_RESERVED_IDS - len(tree_tokens) - 1   # 1: <UNK>
+    if room < 0:
+        raise ValueError(f"vocab_size_limit {vocab_size_limit} is too small for the "
+                         f"{len(tree_tokens)} target tokens of the trees")
+    taken = tree_tokens.union(RESERVED_TOKENS)
+    # Most frequent first; ties alphabetically, so the vocabulary is reproducible.
+    words = [word for word, _ in sorted(word_counts.items(), key=lambda wc: (-wc[1], wc[0]))
+             if word not in taken][:room]
+    return TokenTextEncoder(sorted(tree_tokens) + words)
+
+
+def parse_tree_line(line: str, source: str, number: int) -> Tree:
+    """The single tree on line ``number`` of ``source``; errors name the source and line."""
+    if not line.strip():
+        raise TreebankFormatError(f"{source}:{number}: empty line; expected one bracketed tree")
+    try:
+        trees = parse_trees(line, source)
+    except TreebankFormatError as error:
+        # parse_trees counts lines within ``line`` (always 1): report the real one.
+        raise TreebankFormatError(
+            str(error).replace(f"{source}:1:", f"{source}:{number}:", 1)) from None
+    if len(trees) != 1:
+        raise TreebankFormatError(f"{source}:{number}: {len(trees)} trees on one line; "
+                                  "expected one tree a line")
+    return trees[0]
+
+
+def read_tree_lines(path: str) -> Iterator[Tree]:
+    """The preprocessed trees of a file of one tree a line (blank lines skipped), streamed."""
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            tree = preprocess(parse_tree_line(line, path, number))
+            if tree is None:
+                raise TreebankFormatError(f"{path}:{number}: tree has no words once -NONE- "
+                                          "empty elements are removed")
+            yield tree
+
+
+class ParsingProblem(Text2TextProblem):
+    """Words in, linearized tree out, over a word-level vocabulary (see the module docstring)."""
+
+    encoder_class = TokenTextEncoder
+    vocab_size_limit: int = 2**14
+
+    @abc.abstractmethod
+    def split_trees(self, tmp_dir: str, split: str) -> Iterator[Tree]:
+        """The preprocessed trees of ``split``, read from ``tmp_dir``; a clear error when absent."""
+
+    def build_vocab(self, data_dir: str, tmp_dir: str) -> TokenTextEncoder:
+        return build_parsing_vocab(self.split_trees(tmp_dir, "train"), self.vocab_size_limit)
+
+    def generate_samples(self, data_dir: str, tmp_dir: str,
+                         split: str) -> Iterator[dict[str, str]]:
+        return map(linearize_example, self.split_trees(tmp_dir, split))
+
+    def decode_hparams_defaults(self) -> dict:
+        """The paper's parsing settings: beam 21, alpha 0.3, max length input + 300."""
+        return {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
+
+    def decode_constraint(self, data_dir: str) -> TreeConstraint:
+        """Beam search produces only well-formed trees with one word slot per input word."""
+        return TreeConstraint(self.feature_encoders(data_dir)["targets"].tokens)
+
+    def postprocess_decode(self, source_line: str, decoded: str) -> str:
+        """The tree over ``source_line``'s words, on one line, from the decoded target text.
+
+        Any decoded text gives a well-formed tree (``delinearize`` repairs it);
+        tab-separated beams give tab-separated trees; an empty source gives "".
+        """
+        words = source_line.split()
+        if not words:
+            return ""
+        return "\t".join(str(delinearize(beam, words)) for beam in decoded.split("\t"))
+
+    def evaluate_decodes(self, hypotheses: list[str], references: list[str]) -> list[str]:
+        """The EVALB (COLLINS.prm) report of tree lines against gold tree lines."""
+        gold = [parse_tree_line(line, "references", n) for n, line in enumerate(references, 1)]
+        test = [parse_tree_line(line, "hypotheses", n) for n, line in enumerate(hypotheses, 1)]
+        return format_report(evalb(gold, test)).splitlines()
+
+    def write_eval_files(self, tmp_dir: str, split: str, out_dir: str) -> tuple[str, str]:
+        """Writes ``split``'s sentences (words, one a line) and gold trees (one a line).
+
+        Returns (source_path, gold_path): decode the first, score against the second.
+        """
+        trees = list(self.split_trees(tmp_dir, split))
+        os.makedirs(out_dir, exist_ok=True)
+        source_path = os.path.join(out_dir, f"{self.name}.{split}.words")
+        gold_path = os.path.join(out_dir, f"{self.name}.{split}.trees")
+        with open(source_path, "w", encoding="utf-8") as f:
+            f.writelines(" ".join(tree.words()) + "\n" for tree in trees)
+        write_trees(trees, gold_path)
+        return source_path, gold_path
+
+
+@register_problem
+class ParsingEnglishPtb16k(ParsingProblem):
+    """WSJ only (sections 02-21 / 22 / 23 of LDC99T42 in --tmp_dir), 16K vocabulary."""
+
+    def wsj_files(self, tmp_dir: str, split: str) -> list[str]:
+        try:
+            return wsj_split_files(tmp_dir, split)
+        except FileNotFoundError as error:
+            raise FileNotFoundError(f"{self.name} reads the Penn Treebank (LDC99T42) from "
+                                    f"--tmp_dir: {error}") from None
+
+    def split_trees(self, tmp_dir: str, split: str) -> Iterator[Tree]:
+        return iter(read_treebank(self.wsj_files(tmp_dir, split)))
+
+
+@register_problem
+class ParsingEnglishPtbSemi32k(ParsingEnglishPtb16k):
+    """WSJ plus the user's extra trees (--tmp_dir/extra_trees.txt) for training, 32K vocabulary."""
+
+    vocab_size_limit = 2**15
+
+    def split_trees(self, tmp_dir: str, split: str) -> Iterator[Tree]:
+        if split != "train":
+            return super().split_trees(tmp_dir, split)
+        extra_path = os.path.join(tmp_dir, EXTRA_TREES_FILENAME)
+        if not os.path.isfile(extra_path):
+            raise FileNotFoundError(
+                f"{self.name} trains on WSJ plus extra trees, but {extra_path} does not exist: "
+                "put the extra trees there, one bracketed tree a line (or use "
+                "parsing_english_ptb16k for WSJ only)")
+        return itertools.chain(super().split_trees(tmp_dir, split), read_tree_lines(extra_path))
+
+
+@register_problem
+class ParsingEnglishPtbSample(ParsingProblem):
+    """NLTK's WSJ sample (--tmp_dir/combined/wsj_*.mrg), for tests and CPU runs; 8K vocabulary.
+
+    The sample's training part has about 11K word types, 5.3K of them seen twice
+    or more: 8K ids keep every repeated word and keep a small model's embedding small.
+    """
+
+    vocab_size_limit = 2**13
+    split_ranges = {"train": ("wsj_0001", "wsj_0159"), "dev": ("wsj_0160", "wsj_0179"),
+                    "test": ("wsj_0160", "wsj_0179")}
+
+    def split_trees(self, tmp_dir: str, split: str) -> Iterator[Tree]:
+        combined = os.path.join(tmp_dir, "combined")
+        folder = combined if os.path.isdir(combined) else tmp_dir
+        if not glob.glob(os.path.join(folder, "wsj_*.mrg")):
+            raise FileNotFoundError(
+                f"{self.name}: no Penn Treebank sample in --tmp_dir={tmp_dir}: expected "
+                f"{os.path.join(combined, 'wsj_0001.mrg')} .. wsj_0179.mrg (or the wsj_*.mrg "
+                "files directly in --tmp_dir), e.g. NLTK's treebank sample")
+        if split not in self.split_ranges:
+            raise ValueError(f"unknown split {split!r}; expected one of "
+                             f"{', '.join(self.split_ranges)}")
+        first, last = self.split_ranges[split]
+        return iter(read_treebank(file_range_files(folder, first, last)))

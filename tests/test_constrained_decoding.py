@@ -1,0 +1,135 @@
+"""TreeConstraint: the TF logits mask against the NumPy rules, and constrained beam / greedy
+search over an untrained Transformer and a toy model always giving well-formed trees."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_lite.data.encoders import EOS_ID, PAD_ID, TokenTextEncoder
+from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.decoding.constraints import TreeConstraint
+from t2t_lite.hparams.transformer import transformer_tiny
+from t2t_lite.models.transformer import Transformer
+from t2t_lite.parsing.linearize import LinearizationConstraint, delinearize, linearize
+from toy_models import ToyRecurrentModel
+
+ENCODER = TokenTextEncoder(["(S", "(NP", "(VP", ")", "XX", "the", "dog", "barks", "loudly"])
+TOKENS = ENCODER.tokens
+SENTENCES = ["the dog barks loudly", "dog", "the zebra barks", "barks the dog the dog"]
+
+
+def encode(sentences):
+    rows = [ENCODER.encode(sentence) + [EOS_ID] for sentence in sentences]
+    batch = np.full((len(rows), max(map(len, rows))), PAD_ID, np.int32)
+    for i, row in enumerate(rows):
+        batch[i, :len(row)] = row
+    return batch
+
+
+def random_walk(constraint, num_words, max_decode_length, seed, on_step=None):
+    """Random allowed ids per row until EOS -> the length of each row (EOS included; 0 if
+    unfinished). ``on_step(allowed [rows, V], numpy trackers, done)`` sees every step."""
+    rng = np.random.default_rng(seed)
+    inputs = encode([" ".join(["dog"] * n) for n in num_words])
+    state = constraint.initial_state(tf.constant(inputs), 1, tf.constant(max_decode_length))
+    trackers = [LinearizationConstraint(n, TOKENS) for n in num_words]
+    lengths = np.zeros(len(num_words), int)
+    for step in range(max_decode_length):
+        allowed = constraint.mask(state).numpy() == 0.0
+        if on_step:
+            on_step(allowed, trackers, lengths > 0)
+        ids = np.array([rng.choice(np.flatnonzero(row)) for row in allowed], np.int32)
+        for row, tracker in enumerate(trackers):
+            if not lengths[row]:
+                tracker.update(int(ids[row]))
+                lengths[row] = step + 1 if ids[row] == EOS_ID else 0
+        state = constraint.update(state, tf.constant(ids))
+        if lengths.all():
+            break
+    return lengths
+
+
+def test_mask_matches_the_numpy_rules_on_random_walks():
+    deepest = []
+
+    def compare(allowed, trackers, done):
+        for row, tracker in enumerate(trackers):
+            if not done[row]:
+                np.testing.assert_array_equal(allowed[row], tracker.allowed_ids())
+                deepest.append(tracker.open_depth)
+
+    lengths = random_walk(TreeConstraint(TOKENS), [1, 2, 3, 5, 8] * 4, 400, 0, compare)
+    assert lengths.all()
+    assert max(deepest) >= 3, "walks should reach depth 3 to cover every depth class"
+
+
+@pytest.mark.parametrize("num_words", [1, 3, 8])
+@pytest.mark.parametrize("slack", [0, 1, 4])
+def test_every_allowed_path_finishes_within_max_decode_length(num_words, slack):
+    # The shortest tree of n words is "(S XX .. XX )" + EOS: n + 3 tokens.
+    max_decode_length = num_words + 3 + slack
+    lengths = random_walk(TreeConstraint(TOKENS), [num_words] * 16, max_decode_length,
+                          seed=slack)
+    assert lengths.all() and lengths.max() <= max_decode_length
+    if slack == 0:
+        assert (lengths == max_decode_length).all()
+
+
+def is_tree(ids, words):
+    """Whether ``ids`` end in EOS and are exactly a linearized tree over ``words``."""
+    tokens = ENCODER.decode(ids).split()
+    return (EOS_ID in list(ids) and tokens.count("XX") == len(words)
+            and linearize(delinearize(tokens, words)) == tokens)
+
+
+def assert_well_formed_trees(ids, scores, sentences):
+    """Every returned beam (finite score) is a well-formed tree of its sentence."""
+    for row, sentence in enumerate(sentences):
+        for beam in range(ids.shape[1]):
+            if np.isfinite(scores[row, beam]):
+                assert is_tree(ids[row, beam].tolist(), sentence.split()), \
+                    ENCODER.decode(ids[row, beam].tolist())
+
+
+def untrained_transformer():
+    tf.keras.utils.set_random_seed(3)
+    hparams = transformer_tiny()
+    hparams.override_from_dict({"hidden_size": 16, "filter_size": 32, "num_heads": 2,
+                                "num_encoder_layers": 1, "num_decoder_layers": 1})
+    return Transformer(hparams, ENCODER.vocab_size)
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+@pytest.mark.parametrize("make_model", [untrained_transformer,
+                                        lambda: ToyRecurrentModel(len(TOKENS), seed=4)],
+                         ids=["transformer", "toy"])
+def test_constrained_search_gives_well_formed_trees(make_model, beam_size):
+    model = make_model()
+    inputs = encode(SENTENCES)
+    unconstrained_ids, _ = BeamSearchDecoder(model, beam_size, 0.3)(inputs, inputs.shape[1] + 12)
+    decoder = BeamSearchDecoder(model, beam_size, 0.3, constraint=TreeConstraint(TOKENS))
+    ids, scores = (t.numpy() for t in decoder(inputs, inputs.shape[1] + 12))
+    assert np.isfinite(scores[:, 0]).all()
+    assert_well_formed_trees(ids, scores, SENTENCES)
+    # The untrained model alone does not produce trees: the constraint does the work.
+    assert not all(is_tree(row[0].tolist(), sentence.split())
+                   for row, sentence in zip(unconstrained_ids.numpy(), SENTENCES))
+
+
+def test_tight_max_length_still_finishes_every_tree():
+    model = ToyRecurrentModel(len(TOKENS), seed=5)
+    decoder = BeamSearchDecoder(model, 3, 0.3, constraint=TreeConstraint(TOKENS))
+    longest = max(len(sentence.split()) for sentence in SENTENCES)
+    ids, scores = (t.numpy() for t in decoder(encode(SENTENCES), longest + 3))
+    assert_well_formed_trees(ids, scores, SENTENCES)
+    # The longest sentence fits only as a flat tree: root, its words, closer, EOS.
+    row = next(i for i, s in enumerate(SENTENCES) if len(s.split()) == longest)
+    tokens = ENCODER.decode(ids[row, 0].tolist()).split()
+    assert tokens[1:] == ["XX"] * longest + [")"]
+
+
+def test_constraint_rejects_bad_setups():
+    with pytest.raises(ValueError, match="allow_eos=False cannot be combined"):
+        BeamSearchDecoder(ToyRecurrentModel(len(TOKENS)), 2, constraint=TreeConstraint(TOKENS),
+                          allow_eos=False)
+    with pytest.raises(ValueError, match="no OPEN tokens"):
+        TreeConstraint(TokenTextEncoder(["XX", ")", "dog"]).tokens)

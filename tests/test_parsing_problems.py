@@ -1,0 +1,193 @@
+"""Parsing problems: reading treebanks from --tmp_dir, data generation, vocabulary,
+decoding hooks (postprocess, constraint, defaults) and EVALB evaluation."""
+import os
+import re
+
+import pytest
+
+from t2t_lite import registry
+from t2t_lite.decoding.constraints import TreeConstraint
+from t2t_lite.hparams.parsing import transformer_parsing, transformer_parsing_tiny
+from t2t_lite.parsing.linearize import delinearize, linearize, with_placeholder_tags
+from t2t_lite.parsing.trees import TreebankFormatError, parse_trees, preprocess, read_treebank
+from t2t_lite.problems.parsing import (ParsingEnglishPtb16k, ParsingEnglishPtbSample,
+                                       ParsingEnglishPtbSemi32k)
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SAMPLE_DIR = os.path.join(REPO_ROOT, "..", "shared", "data", "ptb_sample")
+needs_sample = pytest.mark.skipif(
+    not os.path.isdir(os.path.join(SAMPLE_DIR, "combined")),
+    reason=f"the Penn Treebank sample is not at {SAMPLE_DIR}/combined (shared test data)")
+
+TREES = {  # a fake LDC layout: section -> one .mrg file of pretty-printed trees
+    "02": "( (S (NP-SBJ (DT The) (NN dog)) \n    (VP (VBZ barks)) (. .)) )\n"
+          "( (S (NP-SBJ (PRP It)) (VP (VBD slept) (-NONE- *T*-1)) (. .)) )\n",
+    "22": "( (S (NP (NNP Kim)) (VP (VBZ runs) (ADVP (RB fast))) (. .)) )\n",
+    "23": "( (S (NP (DT A) (NN cat)) (VP (VBD sat)) (. .)) )\n",
+}
+EXTRA_TREES = "(S (NP (NNS Birds)) (VP (VBP sing)))\n\n(S (NP (PRP We)) (VP (VBP agree)))\n"
+
+
+def write_ldc_layout(root):
+    for section, text in TREES.items():
+        folder = root / "parsed" / "mrg" / "wsj" / section
+        folder.mkdir(parents=True)
+        (folder / f"wsj_{section}00.mrg").write_text(text)
+    return str(root)
+
+
+def examples(problem, data_dir, split):
+    encoder = problem.feature_encoders(data_dir)["targets"]
+    return [(encoder.decode(ex["inputs"].numpy()), encoder.decode(ex["targets"].numpy()))
+            for ex in problem.dataset(split, data_dir)]
+
+
+@pytest.fixture(scope="module")
+def sample_data_dir(tmp_path_factory):
+    data_dir = str(tmp_path_factory.mktemp("sample_data"))
+    ParsingEnglishPtbSample().generate_data(data_dir, SAMPLE_DIR)
+    return data_dir
+
+
+def test_registered_with_the_papers_decode_settings_and_hparams():
+    for name, limit in [("parsing_english_ptb16k", 2**14), ("parsing_english_ptb_semi32k", 2**15),
+                        ("parsing_english_ptb_sample", 2**13)]:
+        problem = registry.problems[name]()
+        assert problem.name == name and problem.vocab_size_limit == limit
+        assert problem.decode_hparams_defaults() == {"beam_size": 21, "alpha": 0.3,
+                                                     "extra_length": 300}
+    hparams = transformer_parsing()
+    assert (hparams.num_encoder_layers, hparams.num_decoder_layers, hparams.hidden_size,
+            hparams.filter_size, hparams.num_heads) == (4, 4, 1024, 2048, 8)
+    assert hparams.layer_prepostprocess_dropout == hparams.attention_dropout == 0.2
+    assert transformer_parsing_tiny().hidden_size == 128
+    assert {"transformer_parsing", "transformer_parsing_semi",
+            "transformer_parsing_tiny"} <= set(registry.hparams_sets.names())
+
+
+@needs_sample
+def test_sample_data_round_trips_to_the_treebank(sample_data_dir):
+    problem = ParsingEnglishPtbSample()
+    first_tree = read_treebank([os.path.join(SAMPLE_DIR, "combined", "wsj_0001.mrg")])[0]
+    source, target = examples(problem, sample_data_dir, "train")[0]
+    assert source.split() == first_tree.words()
+    assert target.split() == linearize(first_tree)
+    assert delinearize(target, source.split()) == with_placeholder_tags(first_tree)
+    dev_trees = list(problem.split_trees(SAMPLE_DIR, "dev"))
+    dev = examples(problem, sample_data_dir, "dev")
+    assert [t for _, t in dev] == [" ".join(linearize(tree)) for tree in dev_trees]
+    assert [len(s.split()) for s, _ in dev] == [len(tree.words()) for tree in dev_trees]
+    assert examples(problem, sample_data_dir, "test") == dev
+
+
+@needs_sample
+def test_sample_vocabulary_holds_every_target_token_and_the_frequent_words(sample_data_dir):
+    problem = ParsingEnglishPtbSample()
+    encoder = problem.feature_encoders(sample_data_dir)["targets"]
+    assert encoder.vocab_size == problem.vocab_size_limit  # the sample has more word types
+    for _, target in examples(problem, sample_data_dir, "train")[:200]:
+        assert "<UNK>" not in target.split()
+    assert encoder.encode("the zzzunseen") == [encoder.tokens.index("the"), encoder.oov_id]
+    constraint = problem.decode_constraint(sample_data_dir)
+    assert isinstance(constraint, TreeConstraint)
+    assert constraint.vocab_size == encoder.vocab_size
+
+
+@needs_sample
+def test_write_eval_files_gives_aligned_words_and_gold_trees(tmp_path):
+    problem = ParsingEnglishPtbSample()
+    source_path, gold_path = problem.write_eval_files(SAMPLE_DIR, "dev", str(tmp_path))
+    sources = open(source_path).read().splitlines()
+    golds = open(gold_path).read().splitlines()
+    assert len(sources) == len(golds) == len(list(problem.split_trees(SAMPLE_DIR, "dev")))
+    for source, gold in zip(sources[:20], golds[:20]):
+        assert parse_trees(gold)[0].words() == source.split()
+    report = problem.evaluate_decodes(golds, golds)
+    assert "Bracketing FMeasure       = 100.00" in report
+
+
+def test_missing_treebanks_say_where_they_are_expected(tmp_path):
+    empty = str(tmp_path / "empty")
+    data_dir = str(tmp_path / "data")
+    expected = re.escape(os.path.join(empty, "combined", "wsj_0001.mrg"))
+    with pytest.raises(FileNotFoundError, match=expected):
+        ParsingEnglishPtbSample().generate_data(data_dir, empty)
+    with pytest.raises(FileNotFoundError, match=r"--tmp_dir.*parsed/mrg/wsj/02"):
+        ParsingEnglishPtb16k().generate_data(data_dir, empty)
+    ldc = write_ldc_layout(tmp_path / "ldc")
+    with pytest.raises(FileNotFoundError, match=re.escape(os.path.join(ldc, "extra_trees.txt"))):
+        ParsingEnglishPtbSemi32k().generate_data(data_dir, ldc)
+
+
+def test_malformed_treebank_files_are_named_with_their_line(tmp_path):
+    combined = tmp_path / "combined"
+    combined.mkdir()
+    (combined / "wsj_0001.mrg").write_text(TREES["02"])
+    # One ')' too many on line 3.
+    (combined / "wsj_0002.mrg").write_text(
+        "( (S\n  (NP (DT The) (NN dog))\n  (VP (VBZ barks)) )) )\n")
+    with pytest.raises(TreebankFormatError, match=r"wsj_0002\.mrg:3: unbalanced"):
+        ParsingEnglishPtbSample().generate_data(str(tmp_path / "data"), str(tmp_path))
+    ldc = write_ldc_layout(tmp_path / "ldc")
+    with open(os.path.join(ldc, "extra_trees.txt"), "w") as f:
+        f.write("(S (NP (NNS Birds)) (VP (VBP sing)))\n(S (NP (NNS Cats)) (VP (VBP sleep))\n")
+    with pytest.raises(TreebankFormatError, match=r"extra_trees\.txt:2: unbalanced"):
+        ParsingEnglishPtbSemi32k().generate_data(str(tmp_path / "semi"), ldc)
+
+
+def test_wsj_and_semi_supervised_problems_on_an_ldc_layout(tmp_path):
+    ldc = write_ldc_layout(tmp_path / "ldc")
+    (tmp_path / "ldc" / "extra_trees.txt").write_text(EXTRA_TREES)
+    wsj, semi = ParsingEnglishPtb16k(), ParsingEnglishPtbSemi32k()
+    wsj.generate_data(str(tmp_path / "wsj"), ldc)
+    semi.generate_data(str(tmp_path / "semi"), ldc)
+    wsj_train = examples(wsj, str(tmp_path / "wsj"), "train")
+    assert wsj_train == [("The dog barks .", "(S (NP XX XX ) (VP XX ) XX )"),
+                         ("It slept .", "(S (NP XX ) (VP XX ) XX )")]
+    assert examples(wsj, str(tmp_path / "wsj"), "test") == [
+        ("<UNK> <UNK> <UNK> .", "(S (NP XX XX ) (VP XX ) XX )")]
+    semi_train = examples(semi, str(tmp_path / "semi"), "train")
+    assert semi_train == wsj_train + [("Birds sing", "(S (NP XX ) (VP XX ) )"),
+                                      ("We agree", "(S (NP XX ) (VP XX ) )")]
+    assert examples(semi, str(tmp_path / "semi"), "dev") == examples(wsj, str(tmp_path / "wsj"),
+                                                                    "dev")
+    # Tree tokens (every PTB label), then words by frequency; a word only dev has is OOV.
+    encoder = wsj.feature_encoders(str(tmp_path / "wsj"))["targets"]
+    assert {"(ADVP", "(WHPP", "(TOP", ")", "XX"} <= set(encoder.tokens)
+    assert encoder.tokens[-7:] == [".", "It", "The", "barks", "dog", "slept", "<UNK>"]
+    assert encoder.encode("Kim dog") == [encoder.oov_id, encoder.tokens.index("dog")]
+    assert "Birds" in semi.feature_encoders(str(tmp_path / "semi"))["targets"].tokens
+
+
+@pytest.mark.parametrize("decoded", ["", "(S ) ) XX XX XX XX XX (NP <UNK> (VP", "XX", ") ) )",
+                                     "(S (NP XX XX ) (VP XX ) )"])
+def test_postprocess_decode_always_gives_a_tree_over_the_input_words(decoded):
+    line = ParsingEnglishPtb16k().postprocess_decode("The dog barks", decoded)
+    (tree,) = parse_trees(line)
+    assert tree.words() == ["The", "dog", "barks"]
+    assert preprocess(tree) is not None
+
+
+def test_postprocess_decode_handles_empty_inputs_and_beams():
+    problem = ParsingEnglishPtb16k()
+    assert problem.postprocess_decode("", "") == ""
+    beams = problem.postprocess_decode("Dogs bark", "(S (NP XX ) (VP XX ) )\t(S XX XX )")
+    assert beams.split("\t") == ["(S (NP (XX Dogs)) (VP (XX bark)))", "(S (XX Dogs) (XX bark))"]
+
+
+def test_evaluate_decodes_scores_trees_with_evalb():
+    problem = ParsingEnglishPtb16k()
+    gold = [str(preprocess(tree)) for text in TREES.values() for tree in parse_trees(text)]
+    words = [" ".join(parse_trees(line)[0].words()) for line in gold]
+    perfect = [problem.postprocess_decode(source, " ".join(linearize(parse_trees(tree)[0])))
+               for source, tree in zip(words, gold)]
+    flat = [problem.postprocess_decode(source, "") for source in words]
+
+    def f1(report):  # the first FMeasure line: all sentences
+        line = next(line for line in report if line.startswith("Bracketing FMeasure"))
+        return float(line.split("=")[1])
+
+    assert f1(problem.evaluate_decodes(perfect, gold)) == 100.0
+    assert 0.0 <= f1(problem.evaluate_decodes(flat, gold)) < 100.0
+    with pytest.raises(TreebankFormatError, match="hypotheses:2: unbalanced"):
+        problem.evaluate_decodes([perfect[0], "(S (XX a)"] + perfect[2:], gold)
