@@ -7,6 +7,7 @@ Problem, model, hparams and data dir default to what t2t-trainer recorded in
 from __future__ import annotations
 
 import argparse
+import time
 from typing import Sequence
 
 from t2t_lite.bin import common
@@ -23,6 +24,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--decode_to_file", help="one output a line; default: FROM_FILE.decoded")
     p.add_argument("--decode_interactive", action="store_true",
                    help="read inputs from stdin, print a decode per line")
+    p.add_argument("--decode_reference",
+                   help="references line-aligned with --decode_from_file: print the problem's "
+                        "score (BLEU for translation, EVALB F1 for parsing)")
     return p
 
 
@@ -34,6 +38,8 @@ def decode(argv: Sequence[str] | None) -> int:
         raise ValueError("--output_dir is required (the folder t2t-trainer wrote)")
     if not (args.decode_from_file or args.decode_interactive):
         raise ValueError("give --decode_from_file=FILE or --decode_interactive")
+    if args.decode_reference and not args.decode_from_file:
+        raise ValueError("--decode_reference needs --decode_from_file")
     from t2t_lite import experiment as experiment_lib
     from t2t_lite.decoding import decoder
     from t2t_lite.decoding.beam_search import BeamSearchDecoder
@@ -46,14 +52,23 @@ def decode(argv: Sequence[str] | None) -> int:
                                      experiment.problem.decode_hparams_defaults())
     model = experiment.build_model()
     restore_model(model, args.output_dir, args.checkpoint_path)
-    encoder = experiment.problem.feature_encoders(experiment.data_dir)["targets"]
-    search = BeamSearchDecoder(model, hparams.beam_size, hparams.alpha)
+    problem = experiment.problem
+    encoder = problem.feature_encoders(experiment.data_dir)["targets"]
+    search = BeamSearchDecoder(model, hparams.beam_size, hparams.alpha,
+                               constraint=problem.decode_constraint(experiment.data_dir))
     if args.decode_interactive:
-        decoder.decode_interactive(encoder, search, hparams)
+        decoder.decode_interactive(encoder, search, hparams,
+                                   postprocess=problem.postprocess_decode)
         return 0
+    references = decoder.read_utf8_lines(args.decode_reference) if args.decode_reference else None
     output_path = args.decode_to_file or args.decode_from_file + ".decoded"
-    decoder.decode_from_file(args.decode_from_file, output_path, encoder, search, hparams)
-    print(f"decoded {args.decode_from_file} to {output_path}")
+    started = time.perf_counter()
+    outputs = decoder.decode_from_file(args.decode_from_file, output_path, encoder, search,
+                                       hparams, postprocess=problem.postprocess_decode)
+    print(f"decoded {len(outputs)} lines of {args.decode_from_file} to {output_path} "
+          f"in {time.perf_counter() - started:.1f} s")
+    if references is not None:
+        print("\n".join(problem.evaluate_decodes(outputs, references)))
     return 0
 
 

@@ -23,6 +23,8 @@ from t2t_lite.data.encoders import EOS_ID, PAD_ID, TextEncoder
 from t2t_lite.hparam import HParams, HParamsError
 
 SearchFn = Callable[[np.ndarray, int], tuple[Any, Any]]
+# (input line, decoded text) -> output line; e.g. parsing rebuilds a tree over the words.
+Postprocess = Callable[[str, str], str]
 
 DECODE_DEFAULTS = {
     "beam_size": 4,          # 1 = greedy
@@ -73,13 +75,14 @@ def _pad(rows: list[list[int]]) -> np.ndarray:
 
 def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
                  batch_size: int = 32, extra_length: int = 50, return_beams: bool = False,
-                 max_input_length: int = 0) -> list[str]:
+                 max_input_length: int = 0, postprocess: Postprocess | None = None) -> list[str]:
     """One decoded line per input line, in input order.
 
     Lines are stripped; empty ones decode to "". With ``return_beams`` each
     output holds all beams, tab-separated, best first (empty beam slots, which
     score -inf, are left out). Each batch may decode up to its longest input
-    length (EOS included) plus ``extra_length`` tokens.
+    length (EOS included) plus ``extra_length`` tokens. ``postprocess`` maps
+    (input line, decoded text) to the output line.
     """
     outputs = [""] * len(lines)
     encoded = {i: _encode_line(line.strip(), encoder, max_input_length)
@@ -97,14 +100,16 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
             texts = [_one_field(encoder.decode(ids[row, k].tolist()), separator)
                      for k in beams if not math.isinf(scores[row, k])]
             outputs[index] = separator.join(texts)
+            if postprocess:
+                outputs[index] = postprocess(lines[index].strip(), outputs[index])
     return outputs
 
 
 def _decode_with(hparams: HParams, lines: list[str], encoder: TextEncoder,
-                 search_fn: SearchFn) -> list[str]:
+                 search_fn: SearchFn, postprocess: Postprocess | None) -> list[str]:
     return decode_lines(lines, encoder, search_fn, batch_size=hparams.batch_size,
                         extra_length=hparams.extra_length, return_beams=hparams.return_beams,
-                        max_input_length=hparams.max_input_length)
+                        max_input_length=hparams.max_input_length, postprocess=postprocess)
 
 
 def read_utf8_lines(path: str) -> list[str]:
@@ -141,22 +146,27 @@ def write_lines_atomically(path: str, lines: Iterable[str]) -> None:
 
 
 def decode_from_file(input_path: str, output_path: str, encoder: TextEncoder,
-                     search_fn: SearchFn, hparams: HParams) -> None:
+                     search_fn: SearchFn, hparams: HParams,
+                     postprocess: Postprocess | None = None) -> list[str]:
     """Decodes every line of ``input_path`` into the same line of ``output_path``.
 
     The whole input is read and checked before anything is decoded, and the
     output appears only once every line is decoded.
     """
     lines = read_utf8_lines(input_path)
-    write_lines_atomically(output_path, _decode_with(hparams, lines, encoder, search_fn))
+    outputs = _decode_with(hparams, lines, encoder, search_fn, postprocess)
+    write_lines_atomically(output_path, outputs)
+    return outputs
 
 
 def decode_interactive(encoder: TextEncoder, search_fn: SearchFn, hparams: HParams,
                        input_stream: TextIO | None = None,
-                       output_stream: TextIO | None = None) -> None:
+                       output_stream: TextIO | None = None,
+                       postprocess: Postprocess | None = None) -> None:
     """Prints one decoded line per line read (stdin by default) until end of input."""
     input_stream = input_stream or sys.stdin
     output_stream = output_stream or sys.stdout
     for line in input_stream:
-        output_stream.write(_decode_with(hparams, [line], encoder, search_fn)[0] + "\n")
+        output_stream.write(
+            _decode_with(hparams, [line], encoder, search_fn, postprocess)[0] + "\n")
         output_stream.flush()
