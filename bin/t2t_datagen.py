@@ -12,6 +12,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--problem", help="registered problem name (see --registry_help)")
     p.add_argument("--data_dir", help="where the vocabulary and TFRecord shards go")
     p.add_argument("--tmp_dir", help="where raw downloads are kept (reused when present)")
+    p.add_argument("--eval_files_dir",
+                   help="also write the raw source and reference text of --eval_split here, "
+                        "for t2t-decoder --decode_from_file / --decode_reference")
+    p.add_argument("--eval_split", default="test", help="split (or named test set) to write")
     common.add_usr_dir_flags(p)
     return p
 
@@ -25,7 +29,12 @@ def generate(argv: Sequence[str] | None) -> int:
         if not getattr(args, flag):
             raise ValueError(f"--{flag} is required")
     problem = registry.problems[args.problem]()
-    problem.generate_data(args.data_dir, args.tmp_dir or args.data_dir)
+    tmp_dir = args.tmp_dir or args.data_dir
+    problem.generate_data(args.data_dir, tmp_dir)
+    if args.eval_files_dir:
+        source, reference = problem.write_eval_files(tmp_dir, args.eval_split,
+                                                     args.eval_files_dir)
+        print(f"eval files: {source} {reference}")
     return 0
 
 

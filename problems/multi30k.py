@@ -5,7 +5,7 @@ The raw files are the gzipped text of the public Multi30k repository,
 in place when it is already in ``tmp_dir`` and downloaded there otherwise.
 Splits: train = ``train`` (29000 pairs), dev = ``val`` (1014), test =
 ``test_2016_flickr`` (1000); the 2017 and 2018 test sets are extra evaluation
-sets (``test_pairs`` / ``write_test_files``), fetched only when asked for.
+sets (``test_pairs`` / ``write_eval_files``), fetched only when asked for.
 
 Vocabulary: 8000 shared BPE ids. The training text has about 350k words per
 language, and only about 4000 word types per language occur 5 or more times;

@@ -13,7 +13,7 @@ training sentences of both languages, read in a fixed order with a fixed seed,
 so the same data gives the same file; it is kept when the file exists.
 
 For evaluation, ``test_pairs`` gives the raw (source, reference) sentences of
-a split or an extra test set, and ``write_test_files`` writes them as the plain
+a split or an extra test set, and ``write_eval_files`` writes them as the plain
 text files ``t2t-decoder --decode_from_file`` and ``t2t-bleu`` read.
 """
 from __future__ import annotations
@@ -119,8 +119,7 @@ class TranslateProblem(Text2TextProblem):
         """The (source, reference) sentences of ``test_set`` (see ``test_sets``)."""
         return list(self._sentence_pairs(tmp_dir, test_set))
 
-    def write_test_files(self, tmp_dir: str, out_dir: str,
-                         test_set: str = "test") -> tuple[str, str]:
+    def write_eval_files(self, tmp_dir: str, test_set: str, out_dir: str) -> tuple[str, str]:
         """Writes ``test_set`` as plain UTF-8 text, one sentence a line, into ``out_dir``.
 
         Returns ``(source_path, reference_path)``, named ``NAME.TEST_SET.LANGUAGE``:

@@ -102,9 +102,9 @@ def test_second_generate_data_skips_everything(data_dir, monkeypatch):
 
 
 @needs_corpus
-def test_write_test_files_gives_plain_text(tmp_path):
-    source, reference = multi30k.TranslateEndeMulti30k().write_test_files(
-        MULTI30K_DIR, str(tmp_path))
+def test_write_eval_files_gives_plain_text(tmp_path):
+    source, reference = multi30k.TranslateEndeMulti30k().write_eval_files(
+        MULTI30K_DIR, "test", str(tmp_path))
     with open(source, encoding="utf-8") as f:
         sources = f.read().splitlines()
     with open(reference, encoding="utf-8") as f:

@@ -120,7 +120,7 @@ def test_test_pairs_and_files(tmp_path):
     assert problem.test_sets == ("train", "dev", "test", "extra")
     pairs = problem.test_pairs("", "extra")
     assert pairs == [(t["xx"], t["en"]) for t in _corpus("extra")]
-    source, reference = problem.write_test_files("", str(tmp_path / "eval"), "extra")
+    source, reference = problem.write_eval_files("", "extra", str(tmp_path / "eval"))
     assert os.path.basename(source) == "translate_enxx_toy_test_rev.extra.xx"
     assert os.path.basename(reference) == "translate_enxx_toy_test_rev.extra.en"
     with open(source, encoding="utf-8") as f:

@@ -80,6 +80,12 @@ class Problem(abc.ABC):
         (e.g. parsing rebuilds a tree over the input's words); ``decoded`` by default."""
         return decoded
 
+    def write_eval_files(self, tmp_dir: str, split: str, out_dir: str) -> tuple[str, str]:
+        """Writes ``split``'s raw inputs and references as text, one a line, into
+        ``out_dir`` (``t2t-datagen --eval_files_dir``); returns their two paths, for
+        ``t2t-decoder --decode_from_file=SOURCE --decode_reference=REFERENCE``."""
+        raise ValueError(f"problem {self.name} has no raw evaluation files to write")
+
     def decode_constraint(self, data_dir: str) -> object | None:
         """A ``t2t_lite.decoding.constraints.DecodeConstraint`` restricting which tokens
         beam search may produce (e.g. parsing: only well-formed trees); None = no limit."""
