@@ -8,9 +8,10 @@ copies hparams.json, so t2t-decoder can use output_dir like model_dir.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from typing import Sequence
+
+from t2t_lite.bin import common
 
 from t2t_lite.training import averaging
 
@@ -29,13 +30,12 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return common.run_main("t2t-avg-all", average, argv)
+
+
+def average(argv: Sequence[str] | None) -> int:
     args = _parse_args(argv)
-    logging.basicConfig(format="t2t-avg-all: %(levelname)s: %(message)s")
-    try:
-        result = averaging.average_last_checkpoints(args.model_dir, args.output_dir, args.n)
-    except (OSError, ValueError) as err:
-        print(f"t2t-avg-all: error: {err}", file=sys.stderr)
-        return 1
+    result = averaging.average_last_checkpoints(args.model_dir, args.output_dir, args.n)
     print(f"averaged {len(result.sources)} checkpoints "
           f"({', '.join(result.sources)}) into {result.path}")
     return 0

@@ -11,6 +11,8 @@ import argparse
 import sys
 from typing import Sequence
 
+from t2t_lite.bin import common
+
 from t2t_lite.metrics import bleu
 
 
@@ -27,14 +29,13 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return common.run_main("t2t-bleu", score, argv)
+
+
+def score(argv: Sequence[str] | None) -> int:
     args = _parse_args(argv)
-    try:
-        hyps, refs = bleu.read_translation_and_reference(args.translation, args.reference)
-        report = bleu.bleu_report(hyps, refs, args.language)
-    except (OSError, ValueError) as err:
-        print(f"t2t-bleu: error: {err}", file=sys.stderr)
-        return 1
-    print("\n".join(report.lines()))
+    hyps, refs = bleu.read_translation_and_reference(args.translation, args.reference)
+    print("\n".join(bleu.bleu_report(hyps, refs, args.language).lines()))
     return 0
 
 

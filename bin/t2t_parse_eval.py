@@ -12,6 +12,8 @@ import argparse
 import sys
 from typing import Sequence
 
+from t2t_lite.bin import common
+
 from t2t_lite.parsing.evalb import DEFAULT_MAX_LENGTH, evalb, format_report
 from t2t_lite.parsing.trees import read_tree_file
 
@@ -25,15 +27,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def score(argv: Sequence[str] | None) -> int:
     args = parse_args(argv)
-    try:
-        result = evalb(read_tree_file(args.gold), read_tree_file(args.test), args.max_length)
-    except (OSError, ValueError) as error:
-        print(f"t2t-parse-eval: error: {error}", file=sys.stderr)
-        return 1
+    result = evalb(read_tree_file(args.gold), read_tree_file(args.test), args.max_length)
     print(format_report(result))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return common.run_main("t2t-parse-eval", score, argv)
 
 
 if __name__ == "__main__":

@@ -107,6 +107,6 @@ def test_cli(model_dir, tmp_path, capsys):
     assert "averaged 2 checkpoints" in capsys.readouterr().out
     assert tf.train.latest_checkpoint(output_dir).endswith("ckpt-300")
     assert t2t_avg_all.main([f"--model_dir={tmp_path / 'missing'}",
-                             f"--output_dir={output_dir}"]) == 1
+                             f"--output_dir={output_dir}"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "does not exist" in err

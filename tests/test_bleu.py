@@ -86,7 +86,7 @@ def test_cli_prints_all_three_scores(tmp_path, capsys):
 def test_cli_line_count_mismatch_names_both_files(tmp_path, capsys):
     hyp = _write(tmp_path / "hyp.txt", HYPS)
     ref = _write(tmp_path / "ref.txt", REFS + ["extra"])
-    assert t2t_bleu.main(["--translation", hyp, "--reference", ref]) == 1
+    assert t2t_bleu.main(["--translation", hyp, "--reference", ref]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert f"{hyp} has 2 lines" in err and f"{ref} has 3" in err
@@ -95,6 +95,6 @@ def test_cli_line_count_mismatch_names_both_files(tmp_path, capsys):
 def test_cli_missing_file_is_one_line_error(tmp_path, capsys):
     ref = _write(tmp_path / "ref.txt", REFS)
     missing = str(tmp_path / "nope.txt")
-    assert t2t_bleu.main(["--translation", missing, "--reference", ref]) == 1
+    assert t2t_bleu.main(["--translation", missing, "--reference", ref]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and missing in err

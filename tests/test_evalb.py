@@ -162,7 +162,7 @@ def test_cli(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Bracketing FMeasure       = 100.00" in out and "-- len<=2 --" in out
     test.write_text("(S (NP (XX He)) (VP (XX gave) (ADVP (XX down))))\n")
-    assert t2t_parse_eval.main([f"--gold={gold}", f"--test={test}"]) == 1
+    assert t2t_parse_eval.main([f"--gold={gold}", f"--test={test}"]) == 2
     assert "sentence 1: word 3 is 'up' in gold but 'down' in test" in capsys.readouterr().err
 
 
