@@ -16,7 +16,9 @@ optimisation    optimizer_adam_beta1/beta2/epsilon, learning_rate (a scale on th
                 d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)),
                 learning_rate_warmup_steps, clip_grad_norm (0 = off)
 batching        batch_size (tokens per replica per step, source or target
-                side, whichever is longer), gradient_accumulation_steps
+                side, whichever is longer), gradient_accumulation_steps,
+                length_bucket_step (bucket growth, 1.1 as in T2T; 0 = batches
+                that mix lengths, of batch_size // max_length examples)
 """
 from t2t_lite.hparam import HParams
 from t2t_lite.registry import register_hparams
@@ -50,6 +52,7 @@ def transformer_base() -> HParams:
         clip_grad_norm=0.0,
         batch_size=4096,
         gradient_accumulation_steps=1,
+        length_bucket_step=1.1,
     )
 
 

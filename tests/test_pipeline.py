@@ -41,6 +41,16 @@ def test_bucket_upper_lengths_grow_about_ten_percent_and_end_at_max():
     assert bucket_upper_lengths(5) == [5]
 
 
+def test_bucket_step_zero_mixes_lengths_in_full_batches():
+    assert bucket_upper_lengths(41, 0) == [41]
+    examples = _examples(count=40, max_len=30)
+    batches = _batches(batch_examples(_dataset(examples), 300, max_length=30, training=False,
+                                      length_bucket_step=0))
+    assert [b["inputs"].shape[0] for b in batches] == [10, 10, 10, 10]  # 300 // 30
+    lengths = [len(_unpad(row)) for row in batches[0]["inputs"]]
+    assert max(lengths) - min(lengths) > 10  # one batch holds short and long examples
+
+
 def test_eval_batches_respect_token_budget_and_keep_every_example_once():
     examples = _examples()
     batches = _batches(batch_examples(_dataset(examples), 64, max_length=0, training=False))

@@ -7,6 +7,7 @@ from t2t_lite import registry
 from t2t_lite.experiment import Experiment
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.problems.algorithmic import AlgorithmicReverseBinary40
+from t2t_lite.training.checkpoints import restore_model
 from t2t_lite.training.trainer import TrainOptions, Trainer
 
 registry.load_builtins()
@@ -88,15 +89,29 @@ def test_resume_continues_from_checkpoint(data_dir, tmp_path):
         np.testing.assert_array_equal(a, b)
     second.train()
     assert second.step == 5
+    restored = make_trainer(data_dir, tmp_path / "fresh", tiny_hparams()).model
+    restore_model(restored, str(tmp_path))
+    for a, b in zip(second.model.get_weights(), restored.get_weights()):
+        np.testing.assert_array_equal(a, b)
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-5")
 
 
 def test_tiny_transformer_learns_to_reverse(data_dir, tmp_path):
-    """The spine's acceptance test: >= 95% sequence accuracy on dev."""
+    """The spine's acceptance test: >= 95% sequence accuracy on dev.
+
+    Batches mix lengths (length_bucket_step=0): reversal needs the input's
+    length, and length-bucketed batches took several times more steps to learn
+    it. Evaluates every 100 steps from step 1000 and stops at 95%, within 4000.
+    """
     hparams = transformer_tiny().parse(
-        "learning_rate=2.0,learning_rate_warmup_steps=300,batch_size=2048")
-    trainer = make_trainer(data_dir, tmp_path, hparams, train_steps=1200,
-                           eval_every_steps=100000, save_checkpoints_steps=100000,
-                           log_every_steps=200)
-    metrics = trainer.train()
-    assert metrics["sequence_accuracy"] >= 0.95, metrics
+        "layer_prepostprocess_dropout=0.0,label_smoothing=0.0,learning_rate=0.5,"
+        "learning_rate_warmup_steps=400,batch_size=1024,length_bucket_step=0,max_length=41")
+    trainer = make_trainer(data_dir, tmp_path, hparams, save_checkpoints_steps=100000,
+                           save_checkpoints_minutes=1000, log_every_steps=250)
+    accuracy = 0.0
+    for steps in [1000] + list(range(1100, 4001, 100)):
+        trainer.options.train_steps = steps
+        accuracy = trainer.train()["sequence_accuracy"]
+        if accuracy >= 0.95:
+            break
+    assert accuracy >= 0.95, (trainer.step, accuracy)

@@ -1,10 +1,15 @@
 """Batching examples by token budget: filter by length, bucket, pad.
 
 Examples of similar length are batched together (buckets whose upper lengths
-grow by ~10%, as in T2T), and each bucket's batch size is chosen so that
+grow by ``length_bucket_step``, 1.1 as in T2T), and each bucket's batch size is chosen so that
 ``batch_size * longest_length_in_bucket <= batch_size_tokens``: every batch
 holds about the same number of tokens whatever the sentence lengths. Batches
 are padded with ``PAD_ID`` only to their own longest sequence.
+
+Buckets save padding but make every batch hold one length. Tasks whose output
+depends on the input's length (reversal, say) learn several times faster from
+batches that mix lengths: ``length_bucket_step=0`` turns bucketing off, giving
+batches of ``batch_size_tokens // max_length`` examples of any length.
 """
 from __future__ import annotations
 
@@ -13,16 +18,16 @@ import tensorflow as tf
 from t2t_lite.data.encoders import PAD_ID
 
 _MIN_BUCKET_LENGTH = 8
-_BUCKET_GROWTH = 1.1
 
 
-def bucket_upper_lengths(max_length: int) -> list[int]:
-    """Inclusive upper lengths of the buckets: 8, 9, ..., growing ~1.1x, ending at ``max_length``."""
+def bucket_upper_lengths(max_length: int, step: float = 1.1) -> list[int]:
+    """Inclusive upper lengths of the buckets: 8, 9, ..., growing ~``step``x, ending at
+    ``max_length``; a single bucket when ``step <= 1``."""
     uppers = []
     length = min(_MIN_BUCKET_LENGTH, max_length)
-    while length < max_length:
+    while step > 1 and length < max_length:
         uppers.append(length)
-        length = max(length + 1, int(length * _BUCKET_GROWTH))
+        length = max(length + 1, int(length * step))
     return uppers + [max_length]
 
 
@@ -33,7 +38,7 @@ def _example_length(example: dict[str, tf.Tensor]) -> tf.Tensor:
 
 def batch_examples(dataset: tf.data.Dataset, batch_size_tokens: int, max_length: int,
                    training: bool, shuffle_buffer: int = 10000,
-                   seed: int | None = None) -> tf.data.Dataset:
+                   seed: int | None = None, length_bucket_step: float = 1.1) -> tf.data.Dataset:
     """Padded batches ``{"inputs": int32[B, S], "targets": int32[B, T]}`` with B*max(S, T)
     at most ``batch_size_tokens``.
 
@@ -52,7 +57,7 @@ def batch_examples(dataset: tf.data.Dataset, batch_size_tokens: int, max_length:
     if training:
         dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
         dataset = dataset.repeat()
-    uppers = bucket_upper_lengths(limit)
+    uppers = bucket_upper_lengths(limit, length_bucket_step)
     dataset = dataset.bucket_by_sequence_length(
         element_length_func=_example_length,
         # A length L goes to the first bucket whose boundary exceeds it.

@@ -19,6 +19,7 @@ import tensorflow as tf
 from t2t_lite.data.encoders import PAD_ID
 from t2t_lite.data.pipeline import batch_examples
 from t2t_lite.experiment import Experiment
+from t2t_lite.training.checkpoints import training_checkpoint
 from t2t_lite.training.losses import smoothed_cross_entropy
 from t2t_lite.training.schedules import adam_optimizer
 
@@ -55,12 +56,13 @@ class Trainer:
             self.model({"inputs": dummy, "targets": dummy}, training=False)
             self.optimizer = adam_optimizer(self.hparams)
             self.optimizer.build(self.model.trainable_variables)
-        self.checkpoint = tf.train.Checkpoint(model=self.model, optimizer=self.optimizer)
+        self.checkpoint = training_checkpoint(self.model, self.optimizer)
         self.manager = tf.train.CheckpointManager(
             self.checkpoint, experiment.output_dir, options.keep_checkpoint_max,
             checkpoint_name="ckpt")
         self._train_fn = None
         self._eval_fn = None
+        self._eval_datasets: dict[str, tf.distribute.DistributedDataset] = {}
 
     @property
     def step(self) -> int:
@@ -79,8 +81,11 @@ class Trainer:
         dataset = self.experiment.problem.dataset(
             split, self.experiment.data_dir, shuffle_files=training)
         tokens = self.hparams.batch_size * self.strategy.num_replicas_in_sync
+        # Seeded by the step too, so that a resumed run does not replay the data
+        # order of its start.
         return batch_examples(dataset, tokens, self.hparams.max_length, training,
-                              seed=self.options.seed)
+                              seed=self.options.seed + self.step,
+                              length_bucket_step=self.hparams.length_bucket_step)
 
     # ----- one optimizer step -----
     def _replica_step(self, batches: list[dict]) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
@@ -199,11 +204,13 @@ class Trainer:
                     totals += self.strategy.reduce(SUM, per_replica, axis=None)
                 return totals
             self._eval_fn = eval_all
-        dataset = self._batches(split, training=False)
-        if self.options.eval_batches:
-            dataset = dataset.take(self.options.eval_batches)
+        if split not in self._eval_datasets:  # built once: a new one would retrace eval_all
+            dataset = self._batches(split, training=False)
+            if self.options.eval_batches:
+                dataset = dataset.take(self.options.eval_batches)
+            self._eval_datasets[split] = self.strategy.experimental_distribute_dataset(dataset)
         loss, tokens, correct, seq_correct, seqs = self._eval_fn(
-            self.strategy.experimental_distribute_dataset(dataset)).numpy().tolist()
+            self._eval_datasets[split]).numpy().tolist()
         metrics = {"loss": loss / max(tokens, 1.0),
                    "accuracy": correct / max(tokens, 1.0),
                    "sequence_accuracy": seq_correct / max(seqs, 1.0)}
