@@ -2,9 +2,10 @@
 
 Keras 3 layers kept in Python lists (a model's blocks) are not trackable
 children for ``tf.train.Checkpoint``, so a checkpoint of the model object
-would silently miss them. Checkpoints therefore hold the model's variables by
-their Keras path (``transformer/encoder_0/...``), which covers every weight of
-any model and keeps checkpoint keys readable.
+would silently miss them. Checkpoints therefore hold the model's weights by
+their Keras path below the model (``encoder_0/self_attention/...``), which
+covers every weight of any model and keeps checkpoint keys readable. (The
+model's own name is dropped: Keras numbers it per process, ``transformer_2``.)
 """
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import tensorflow as tf
 
 
 def model_variables(model: keras.Model) -> dict[str, tf.Variable]:
-    """Every variable of ``model`` by its Keras path: what checkpoints save."""
-    return {variable.path: variable for variable in model.variables}
+    """Every weight of ``model`` by its path below the model: what checkpoints save."""
+    prefix = model.name + "/"
+    return {variable.path.removeprefix(prefix): variable for variable in model.weights}
 
 
 def training_checkpoint(model: keras.Model, optimizer: keras.optimizers.Optimizer
