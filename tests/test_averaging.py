@@ -110,3 +110,10 @@ def test_cli(model_dir, tmp_path, capsys):
                              f"--output_dir={output_dir}"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "does not exist" in err
+
+
+def test_relative_model_dir_as_the_benchmarks_pass_it(model_dir, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = averaging.average_last_checkpoints("train", "avg", n=2)
+    assert [os.path.basename(p) for p in result.sources] == ["ckpt-200", "ckpt-300"]
+    assert tf.train.latest_checkpoint("avg") == result.path

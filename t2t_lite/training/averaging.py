@@ -49,8 +49,8 @@ def list_checkpoints(model_dir: str) -> list[str]:
     if state is None:
         raise FileNotFoundError(f"no 'checkpoint' state file in {model_dir}; expected a "
                                 "directory written by t2t-trainer (tf.train.CheckpointManager)")
-    paths = [p if os.path.isabs(p) else os.path.join(model_dir, p)
-             for p in state.all_model_checkpoint_paths]
+    # get_checkpoint_state already joins the relative names it stores with model_dir.
+    paths = list(state.all_model_checkpoint_paths)
     existing = [p for p in paths if tf.io.gfile.exists(p + ".index")]
     if not existing:
         raise FileNotFoundError(f"none of the checkpoints listed in {model_dir}/checkpoint "
@@ -108,8 +108,9 @@ def average_last_checkpoints(model_dir: str, output_dir: str, n: int = 5) -> Ave
                        n, model_dir, len(sources))
     output_path = os.path.join(output_dir, os.path.basename(sources[-1]))
     average_checkpoints(sources, output_path)
+    # An absolute dir: TF reads a relative dir with a bare name as relative to the cwd.
     tf.compat.v1.train.update_checkpoint_state(
-        output_dir, os.path.basename(output_path),
+        os.path.abspath(output_dir), os.path.basename(output_path),
         all_model_checkpoint_paths=[os.path.basename(output_path)])
     hparams = os.path.join(model_dir, HPARAMS_FILE)
     if tf.io.gfile.exists(hparams):

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Train PROBLEM for MINUTES minutes on this machine, average the last 5
+# checkpoints, decode EVAL_SPLIT with beam search and print the problem's score
+# (BLEU for translation, EVALB F1 for parsing) and the wall time. Used by
+# translate_multi30k.sh and parse_ptb_sample.sh, which set the variables.
+set -euo pipefail
+: "${PROBLEM:?}" "${HPARAMS_SET:?}" "${TMP:?}" "${EVAL_SPLIT:?}"
+MINUTES=${MINUTES:-60}
+ROOT=${ROOT:-runs/$PROBLEM}
+DECODE=${DECODE:-batch_size=32}
+start=$(date +%s)
+
+read -r src ref < <(t2t-datagen --problem="$PROBLEM" --data_dir="$ROOT/data" \
+    --tmp_dir="$TMP" --eval_files_dir="$ROOT/eval" --eval_split="$EVAL_SPLIT" |
+    awk '/^eval files:/ {print $3, $4}')
+t2t-trainer --problem="$PROBLEM" --model=transformer --hparams_set="$HPARAMS_SET" \
+    --data_dir="$ROOT/data" --output_dir="$ROOT/train" --train_steps=1000000 \
+    --train_minutes="$MINUTES" --save_checkpoints_steps=500 --keep_checkpoint_max=60 \
+    --eval_every_steps=1000 --eval_batches=20
+trained=$(date +%s)
+t2t-avg-all --model_dir="$ROOT/train" --output_dir="$ROOT/avg" --n=5
+t2t-decoder --output_dir="$ROOT/avg" --decode_hparams="$DECODE" \
+    --decode_from_file="$src" --decode_to_file="$ROOT/$EVAL_SPLIT.decoded" \
+    --decode_reference="$ref"
+end=$(date +%s)
+echo "training: $(( (trained - start) / 60 )) min; everything: $(( (end - start) / 60 )) min"
