@@ -53,18 +53,19 @@ def decode(argv: Sequence[str] | None) -> int:
     model = experiment.build_model()
     restore_model(model, args.output_dir, args.checkpoint_path)
     problem = experiment.problem
-    encoder = problem.feature_encoders(experiment.data_dir)["targets"]
+    encoders = problem.feature_encoders(experiment.data_dir)
+    codecs = {"encoder": encoders["inputs"], "target_encoder": encoders["targets"]}
     search = BeamSearchDecoder(model, hparams.beam_size, hparams.alpha,
                                constraint=problem.decode_constraint(experiment.data_dir))
     if args.decode_interactive:
-        decoder.decode_interactive(encoder, search, hparams,
-                                   postprocess=problem.postprocess_decode)
+        decoder.decode_interactive(search_fn=search, hparams=hparams,
+                                   postprocess=problem.postprocess_decode, **codecs)
         return 0
-    references = decoder.read_utf8_lines(args.decode_reference) if args.decode_reference else None
     output_path = args.decode_to_file or args.decode_from_file + ".decoded"
     started = time.perf_counter()
-    outputs = decoder.decode_from_file(args.decode_from_file, output_path, encoder, search,
-                                       hparams, postprocess=problem.postprocess_decode)
+    outputs, references = decoder.decode_from_file(
+        args.decode_from_file, output_path, search_fn=search, hparams=hparams,
+        postprocess=problem.postprocess_decode, reference_path=args.decode_reference, **codecs)
     print(f"decoded {len(outputs)} lines of {args.decode_from_file} to {output_path} "
           f"in {time.perf_counter() - started:.1f} s")
     if references is not None:

@@ -103,6 +103,33 @@ def test_failed_decoding_leaves_the_existing_output_untouched(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["in.txt", "out.txt"]
 
 
+def test_misaligned_reference_is_refused_before_decoding(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("a\nbb\nccc\n")
+    reference = tmp_path / "ref.txt"
+    reference.write_text("a\nbb\n")
+    search = ReversingSearch()
+    with pytest.raises(ValueError, match=r"ref\.txt has 2 lines but .*in\.txt has 3"):
+        decode_from_file(str(source), str(tmp_path / "out.txt"), ENCODER, search,
+                         decode_hparams(), reference_path=str(reference))
+    assert search.calls == [] and not (tmp_path / "out.txt").exists()
+    reference.write_text("x\ny\nz\n")
+    outputs, references = decode_from_file(str(source), str(tmp_path / "out.txt"), ENCODER,
+                                           search, decode_hparams(),
+                                           reference_path=str(reference))
+    assert outputs == ["a", "bb", "ccc"] and references == ["x", "y", "z"]
+
+
+def test_outputs_are_decoded_with_the_target_encoder():
+    class UpperCaseTargets(ByteTextEncoder):
+        def decode(self, ids):
+            return super().decode(ids).upper()
+
+    outputs = decode_lines(["abc", "", "xy"], ENCODER, ReversingSearch(),
+                           target_encoder=UpperCaseTargets())
+    assert outputs == ["CBA", "", "YX"]
+
+
 def test_decode_interactive_answers_each_line_until_eof():
     out = io.StringIO()
     decode_interactive(ENCODER, ReversingSearch(), decode_hparams(),

@@ -75,8 +75,12 @@ def _pad(rows: list[list[int]]) -> np.ndarray:
 
 def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
                  batch_size: int = 32, extra_length: int = 50, return_beams: bool = False,
-                 max_input_length: int = 0, postprocess: Postprocess | None = None) -> list[str]:
+                 max_input_length: int = 0, postprocess: Postprocess | None = None,
+                 target_encoder: TextEncoder | None = None) -> list[str]:
     """One decoded line per input line, in input order.
+
+    ``encoder`` encodes the inputs; ``target_encoder`` (default: the same one)
+    decodes the outputs, for problems whose two sides have their own vocabularies.
 
     Lines are stripped; empty ones decode to "". With ``return_beams`` each
     output holds all beams, tab-separated, best first (empty beam slots, which
@@ -84,6 +88,7 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
     length (EOS included) plus ``extra_length`` tokens. ``postprocess`` maps
     (input line, decoded text) to the output line.
     """
+    target_encoder = target_encoder or encoder
     outputs = [""] * len(lines)
     encoded = {i: _encode_line(line.strip(), encoder, max_input_length)
                for i, line in enumerate(lines) if line.strip()}
@@ -97,7 +102,7 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
         for row, index in enumerate(indices):
             beams = range(ids.shape[1]) if return_beams else range(1)
             separator = "\t" if return_beams else "\n"
-            texts = [_one_field(encoder.decode(ids[row, k].tolist()), separator)
+            texts = [_one_field(target_encoder.decode(ids[row, k].tolist()), separator)
                      for k in beams if not math.isinf(scores[row, k])]
             outputs[index] = separator.join(texts)
             if postprocess:
@@ -106,10 +111,12 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
 
 
 def _decode_with(hparams: HParams, lines: list[str], encoder: TextEncoder,
-                 search_fn: SearchFn, postprocess: Postprocess | None) -> list[str]:
+                 search_fn: SearchFn, postprocess: Postprocess | None,
+                 target_encoder: TextEncoder | None) -> list[str]:
     return decode_lines(lines, encoder, search_fn, batch_size=hparams.batch_size,
                         extra_length=hparams.extra_length, return_beams=hparams.return_beams,
-                        max_input_length=hparams.max_input_length, postprocess=postprocess)
+                        max_input_length=hparams.max_input_length, postprocess=postprocess,
+                        target_encoder=target_encoder)
 
 
 def read_utf8_lines(path: str) -> list[str]:
@@ -147,26 +154,38 @@ def write_lines_atomically(path: str, lines: Iterable[str]) -> None:
 
 def decode_from_file(input_path: str, output_path: str, encoder: TextEncoder,
                      search_fn: SearchFn, hparams: HParams,
-                     postprocess: Postprocess | None = None) -> list[str]:
+                     postprocess: Postprocess | None = None,
+                     target_encoder: TextEncoder | None = None,
+                     reference_path: str | None = None) -> tuple[list[str], list[str] | None]:
     """Decodes every line of ``input_path`` into the same line of ``output_path``.
 
-    The whole input is read and checked before anything is decoded, and the
-    output appears only once every line is decoded.
+    The whole input (and ``reference_path``, when given) is read and checked
+    before anything is decoded, and the output appears only once every line is
+    decoded. Returns the output lines and the reference lines (or None).
     """
     lines = read_utf8_lines(input_path)
-    outputs = _decode_with(hparams, lines, encoder, search_fn, postprocess)
+    references = None
+    if reference_path:
+        references = read_utf8_lines(reference_path)
+        if len(references) != len(lines):
+            raise ValueError(f"{reference_path} has {len(references)} lines but {input_path} "
+                             f"has {len(lines)}: the references must be line-aligned with "
+                             "the inputs")
+    outputs = _decode_with(hparams, lines, encoder, search_fn, postprocess, target_encoder)
     write_lines_atomically(output_path, outputs)
-    return outputs
+    return outputs, references
 
 
 def decode_interactive(encoder: TextEncoder, search_fn: SearchFn, hparams: HParams,
                        input_stream: TextIO | None = None,
                        output_stream: TextIO | None = None,
-                       postprocess: Postprocess | None = None) -> None:
+                       postprocess: Postprocess | None = None,
+                       target_encoder: TextEncoder | None = None) -> None:
     """Prints one decoded line per line read (stdin by default) until end of input."""
     input_stream = input_stream or sys.stdin
     output_stream = output_stream or sys.stdout
     for line in input_stream:
         output_stream.write(
-            _decode_with(hparams, [line], encoder, search_fn, postprocess)[0] + "\n")
+            _decode_with(hparams, [line], encoder, search_fn, postprocess,
+                         target_encoder)[0] + "\n")
         output_stream.flush()
