@@ -93,7 +93,8 @@ def resolve(problem_name: str | None, model_name: str | None, hparams_set: str |
     """Builds the Experiment, filling names the user left out from the output dir.
 
     Raises ExperimentError when the request disagrees with what ``output_dir``
-    recorded: another problem or model, another vocabulary, or a model shape
+    recorded: another problem, model or hparams set (its saved values would
+    silently win over the set's), another vocabulary, or a model shape
     (any hparam) that differs from the checkpoints already there.
     """
     record = load_record(output_dir)
@@ -102,7 +103,8 @@ def resolve(problem_name: str | None, model_name: str | None, hparams_set: str |
                               "--output_dir must be a directory written by t2t-trainer")
     saved = record or {}
     for flag, asked, key in (("--problem", problem_name, "problem"),
-                             ("--model", model_name, "model")):
+                             ("--model", model_name, "model"),
+                             ("--hparams_set", hparams_set, "hparams_set")):
         if asked and saved.get(key) and asked != saved[key]:
             raise ExperimentError(
                 f"{flag}={asked} but {output_dir} holds a {saved[key]!r} run; "
@@ -134,7 +136,7 @@ def _has_checkpoint(output_dir: str) -> bool:
 
 
 def _check_shape_unchanged(experiment: Experiment, saved_values: dict, record: dict) -> None:
-    shape_keys = getattr(experiment.model_cls, "shape_hparams", ())
+    shape_keys = experiment.model_cls.shape_keys(experiment.hparams)
     changed = [f"{k}={saved_values[k]!r} -> {experiment.hparams.values()[k]!r}"
                for k in shape_keys
                if k in saved_values and saved_values[k] != experiment.hparams.values()[k]]

@@ -1,6 +1,7 @@
 """End-to-end: t2t-datagen, t2t-trainer and t2t-decoder as a user runs them."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -91,6 +92,35 @@ def test_output_dir_of_another_shape_is_refused(capsys, trained):
         "--train_steps=6"])
     assert "hidden_size=32 -> 64" in line
     assert open(os.path.join(output_dir, "hparams.json")).read() == before
+
+
+def test_output_dir_of_another_hparams_set_is_refused(capsys, trained):
+    # Its saved values would silently win over the set asked for.
+    data_dir, output_dir = trained
+    line = error_of(capsys, t2t_trainer.main, [
+        "--problem=tiny_reverse_binary", "--model=transformer", "--hparams_set=transformer_tiny",
+        f"--t2t_usr_dir={USR_DIR}", f"--data_dir={data_dir}", f"--output_dir={output_dir}"])
+    assert ("--hparams_set=transformer_tiny but" in line
+            and "'my_very_small_transformer' run" in line)
+
+
+def test_another_vocabulary_is_refused_by_trainer_and_decoder(capsys, trained, tmp_path):
+    data_dir, output_dir = trained
+    other_data = tmp_path / "other_data"
+    shutil.copytree(data_dir, other_data)
+    vocab = next(other_data.glob("vocab.*"))
+    tokens = vocab.read_text().splitlines()
+    tokens[-1], tokens[-2] = tokens[-2], tokens[-1]  # same size, other ids
+    vocab.write_text("\n".join(tokens) + "\n")
+    source = tmp_path / "in.txt"
+    source.write_text("0 1\n")
+    for main, flags in [(t2t_trainer.main, COMMON + ["--train_steps=6"]),
+                        (t2t_decoder.main, [f"--t2t_usr_dir={USR_DIR}",
+                                            f"--decode_from_file={source}"])]:
+        line = error_of(capsys, main, flags + [f"--data_dir={other_data}",
+                                               f"--output_dir={output_dir}"])
+        assert f"the vocabulary in {other_data} is not the one {output_dir}" in line
+    assert not (tmp_path / "in.txt.decoded").exists()
 
 
 def test_decode_from_file_keeps_lines(trained, tmp_path, capsys):

@@ -6,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite import registry
+from t2t_lite.decoding.beam_search import BeamSearchDecoder
 from t2t_lite.hparams.transformer import transformer_base, transformer_big, transformer_tiny
 from t2t_lite.layers.embedding import sinusoid_position_encoding
 from t2t_lite.models.base import Seq2SeqModel, shift_right
@@ -163,6 +164,18 @@ def test_position_errors():
     model = tiny_model(position_embedding="learned", max_length=4)
     with pytest.raises(tf.errors.InvalidArgumentError, match="max_length"):
         model.encode(tf.ones([1, 5], tf.int32))
+
+
+def test_learned_positions_bound_decoding_and_the_checkpoint_shape():
+    model = tiny_model(position_embedding="learned", max_length=6)
+    assert model.max_positions == 6 and tiny_model().max_positions is None
+    assert "max_length" in Transformer.shape_keys(model.hparams)
+    assert "max_length" not in Transformer.shape_keys(tiny_model().hparams)
+    search = BeamSearchDecoder(model, beam_size=2, allow_eos=False)
+    ids, _ = search(tf.constant([[3, 4, 1]]), 50)  # stops at the last learned position
+    assert ids.shape[-1] == 6
+    with pytest.raises(ValueError, match="7 tokens is longer than the 6 positions"):
+        search(tf.ones([1, 7], tf.int32), 50)
 
 
 TABLE3 = ["transformer_base_" + suffix for suffix in (

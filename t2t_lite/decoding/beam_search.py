@@ -304,5 +304,15 @@ class BeamSearchDecoder:
                            max_decode_length, self.eos_id, self.allow_eos, self.constraint)
 
     def __call__(self, inputs: Any, max_decode_length: Any) -> tuple[tf.Tensor, tf.Tensor]:
-        return self._search(tf.convert_to_tensor(inputs, tf.int32),
-                            tf.convert_to_tensor(max_decode_length, tf.int32))
+        inputs = tf.convert_to_tensor(inputs, tf.int32)
+        max_positions = getattr(self.model, "max_positions", None)
+        if max_positions is not None:
+            # A model with learned positions has none beyond max_positions:
+            # refuse longer inputs plainly and stop outputs at that length.
+            if inputs.shape[1] > max_positions:
+                raise ValueError(
+                    f"an input of {inputs.shape[1]} tokens is longer than the "
+                    f"{max_positions} positions the model learned; shorten it or set "
+                    f"the decode hparam max_input_length<={max_positions}")
+            max_decode_length = min(int(max_decode_length), max_positions)
+        return self._search(inputs, tf.convert_to_tensor(max_decode_length, tf.int32))

@@ -52,6 +52,16 @@ class Seq2SeqModel(keras.Model, abc.ABC):
         self.hparams = hparams
         self.vocab_size = vocab_size
 
+    @classmethod
+    def shape_keys(cls, hparams: HParams) -> tuple[str, ...]:
+        """The ``shape_hparams`` that matter for these hparams."""
+        return cls.shape_hparams
+
+    @property
+    def max_positions(self) -> int | None:
+        """The longest source or target it can represent; None when unbounded."""
+        return None
+
     @abc.abstractmethod
     def call(self, features: dict[str, tf.Tensor], training: bool = False) -> tf.Tensor:
         """Teacher-forced logits.

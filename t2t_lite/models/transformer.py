@@ -32,6 +32,17 @@ class Transformer(Seq2SeqModel):
                      "attention_value_channels", "normalize_before", "position_embedding",
                      "shared_embedding_and_softmax_weights")
 
+    @classmethod
+    def shape_keys(cls, hparams: HParams) -> tuple[str, ...]:
+        # Learned positions have one vector per position up to max_length.
+        learned = hparams.position_embedding == "learned"
+        return cls.shape_hparams + (("max_length",) if learned else ())
+
+    @property
+    def max_positions(self) -> int | None:
+        learned = self.hparams.position_embedding == "learned"
+        return self.hparams.max_length if learned else None
+
     def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
         super().__init__(hparams, vocab_size, **kwargs)
         hidden_size = hparams.hidden_size
