@@ -117,3 +117,33 @@ def test_relative_model_dir_as_the_benchmarks_pass_it(model_dir, tmp_path, monke
     result = averaging.average_last_checkpoints("train", "avg", n=2)
     assert [os.path.basename(p) for p in result.sources] == ["ckpt-200", "ckpt-300"]
     assert tf.train.latest_checkpoint("avg") == result.path
+
+
+def test_averaged_transformer_checkpoint_restores_like_a_trained_one(tmp_path):
+    """The trainer's checkpoint layout, averaged, loads into a fresh model with restore_model."""
+    from t2t_lite.hparams.transformer import transformer_tiny
+    from t2t_lite.models.transformer import Transformer
+    from t2t_lite.training.checkpoints import restore_model, training_checkpoint
+
+    hparams = transformer_tiny()
+    hparams.override_from_dict({"hidden_size": 16, "filter_size": 32, "num_heads": 2})
+    batch = {"inputs": tf.constant([[3, 4, 1]]), "targets": tf.constant([[5, 1]])}
+    model = Transformer(hparams, 12)
+    model(batch)
+    optimizer = keras.optimizers.Adam(1e-3)
+    optimizer.build(model.trainable_variables)
+    model_dir = str(tmp_path / "train")
+    manager = tf.train.CheckpointManager(training_checkpoint(model, optimizer), model_dir,
+                                         max_to_keep=5)
+    initial = [v.numpy() for v in model.weights]
+    for step, scale in zip(STEPS, VALUES):
+        for var, value in zip(model.weights, initial):
+            var.assign(value * scale)
+        manager.save(checkpoint_number=step)
+    result = averaging.average_last_checkpoints(model_dir, str(tmp_path / "avg"), n=3)
+
+    fresh = Transformer(hparams, 12)
+    fresh(batch)
+    assert restore_model(fresh, str(tmp_path / "avg")) == result.path
+    for var, value in zip(fresh.weights, initial):
+        np.testing.assert_allclose(var.numpy(), value * np.mean(VALUES), rtol=1e-5, atol=1e-6)
