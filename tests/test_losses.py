@@ -1,6 +1,7 @@
 import math
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from t2t_lite.hparams.transformer import transformer_base
@@ -27,6 +28,12 @@ def test_smoothed_loss_is_zero_at_the_smoothed_target():
     assert abs(loss_sum.numpy()) < 1e-5
     worse, _ = smoothed_cross_entropy(logits, tf.constant([[2]]), ls)
     assert worse.numpy() > 0.5
+
+
+@pytest.mark.parametrize("ls", [1.0, -0.1])
+def test_label_smoothing_outside_its_range_is_refused(ls):
+    with pytest.raises(ValueError, match=r"label_smoothing must be in \[0, 1\)"):
+        smoothed_cross_entropy(tf.zeros([1, 1, 4]), tf.constant([[2]]), ls)
 
 
 def test_rsqrt_decay_matches_the_paper_formula():

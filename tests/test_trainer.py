@@ -58,6 +58,13 @@ def test_two_replicas_match_one_device(data_dir, tmp_path):
                    data_dir, tmp_path / "fresh", hparams).model.get_weights()))
 
 
+def test_clipping_across_replicas_is_refused(data_dir, tmp_path):
+    with pytest.raises(ValueError, match="would clip each replica's part"):
+        make_trainer(data_dir, tmp_path / "clip", tiny_hparams("clip_grad_norm=1.0"),
+                     tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
+    assert not (tmp_path / "clip").exists()
+
+
 def test_gradient_accumulation_equals_one_big_batch(data_dir, tmp_path):
     half_a = {"inputs": tf.constant([[2, 3, 1], [3, 1, 0]]),
               "targets": tf.constant([[3, 2, 1], [3, 1, 0]])}

@@ -18,6 +18,9 @@ def smoothed_cross_entropy(logits: tf.Tensor, targets: tf.Tensor,
     divide the sum by a token count of their choosing (the global count across
     replicas and accumulation steps, in training).
     """
+    if not 0.0 <= label_smoothing < 1.0:
+        raise ValueError(f"hparam label_smoothing must be in [0, 1), got {label_smoothing}: "
+                         "at 1 no probability is left for the true token")
     vocab_size = tf.shape(logits)[-1]
     confidence = 1.0 - label_smoothing
     low = label_smoothing / tf.cast(vocab_size - 1, tf.float32)

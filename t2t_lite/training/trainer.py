@@ -49,6 +49,13 @@ class Trainer:
         self.options = options
         self.hparams = experiment.hparams
         self.strategy = strategy or tf.distribute.get_strategy()
+        if self.hparams.clip_grad_norm and self.strategy.num_replicas_in_sync > 1:
+            # Keras clips before its all-reduce: each replica's part, not the sum.
+            raise ValueError(
+                f"clip_grad_norm={self.hparams.clip_grad_norm} with "
+                f"{self.strategy.num_replicas_in_sync} replicas would clip each replica's "
+                "part of the gradient, not the gradient; train on one device "
+                "(CUDA_VISIBLE_DEVICES) or set clip_grad_norm=0.0")
         keras.utils.set_random_seed(options.seed)
         with self.strategy.scope():
             self.model = experiment.build_model()
