@@ -26,6 +26,12 @@ def parser() -> argparse.ArgumentParser:
                    help="evaluate on the dev split every N steps (and at the end)")
     p.add_argument("--eval_batches", type=int, default=0,
                    help="dev batches per evaluation; 0 = the whole dev split")
+    p.add_argument("--decode_eval_every_steps", type=int, default=0,
+                   help="decode the first --decode_eval_examples dev examples as t2t-decoder "
+                        "would and print their BLEU (F1 for parsing) this often; 0 = never")
+    p.add_argument("--decode_eval_examples", type=int, default=100)
+    p.add_argument("--decode_eval_hparams", default="",
+                   help="decode settings for it, as t2t-decoder's --decode_hparams")
     p.add_argument("--save_checkpoints_steps", type=int, default=1000)
     p.add_argument("--save_checkpoints_minutes", type=float, default=10.0)
     p.add_argument("--keep_checkpoint_max", type=int, default=20)
@@ -59,8 +65,15 @@ def train(argv: Sequence[str] | None) -> int:
         eval_batches=args.eval_batches, save_checkpoints_steps=args.save_checkpoints_steps,
         save_checkpoints_minutes=args.save_checkpoints_minutes,
         keep_checkpoint_max=args.keep_checkpoint_max,
-        log_every_steps=args.log_every_steps, seed=args.seed)
-    trainer = Trainer(experiment, options, make_strategy())
+        log_every_steps=args.log_every_steps, seed=args.seed,
+        decode_eval_every_steps=args.decode_eval_every_steps)
+    dev_scorer = None
+    if args.decode_eval_every_steps:
+        from t2t_lite.decoding.dev_eval import DevDecodeScorer
+        dev_scorer = DevDecodeScorer(experiment.problem, experiment.data_dir,
+                                     num_examples=args.decode_eval_examples,
+                                     decode_overrides=args.decode_eval_hparams)
+    trainer = Trainer(experiment, options, make_strategy(), dev_scorer)
     metrics = trainer.train()
     print(json.dumps({"step": trainer.step, **metrics}))
     return 0

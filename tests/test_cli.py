@@ -123,6 +123,25 @@ def test_another_vocabulary_is_refused_by_trainer_and_decoder(capsys, trained, t
     assert not (tmp_path / "in.txt.decoded").exists()
 
 
+def test_trainer_scores_dev_decodes_as_the_decoder_would(trained, tmp_path, caplog):
+    data_dir, output_dir = trained
+    from t2t_lite import registry
+    from t2t_lite.decoding.dev_eval import DevDecodeScorer
+    scorer = DevDecodeScorer(registry.problems["tiny_reverse_binary"](), data_dir,
+                             num_examples=5)
+    # References come from the dev TFRecords: each is its source reversed.
+    assert len(scorer.sources) == 5
+    assert all(ref.split() == src.split()[::-1]
+               for src, ref in zip(scorer.sources, scorer.references))
+    caplog.set_level("INFO")
+    assert t2t_trainer.main(COMMON + [
+        f"--data_dir={data_dir}", f"--output_dir={tmp_path / 'scored'}", "--train_steps=2",
+        "--decode_eval_every_steps=2", "--decode_eval_examples=3",
+        "--decode_eval_hparams=beam_size=2"]) == 0
+    logged = [r.getMessage() for r in caplog.records if "dev decodes at step 2" in r.getMessage()]
+    assert len(logged) == 1 and "BLEU" in logged[0]
+
+
 def test_decode_from_file_keeps_lines(trained, tmp_path, capsys):
     _, output_dir = trained
     source = tmp_path / "in.txt"

@@ -110,9 +110,10 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
     return outputs
 
 
-def _decode_with(hparams: HParams, lines: list[str], encoder: TextEncoder,
-                 search_fn: SearchFn, postprocess: Postprocess | None,
-                 target_encoder: TextEncoder | None) -> list[str]:
+def decode_with_hparams(hparams: HParams, lines: list[str], encoder: TextEncoder,
+                        search_fn: SearchFn, postprocess: Postprocess | None = None,
+                        target_encoder: TextEncoder | None = None) -> list[str]:
+    """``decode_lines`` with the settings of ``decode_hparams``."""
     return decode_lines(lines, encoder, search_fn, batch_size=hparams.batch_size,
                         extra_length=hparams.extra_length, return_beams=hparams.return_beams,
                         max_input_length=hparams.max_input_length, postprocess=postprocess,
@@ -171,7 +172,7 @@ def decode_from_file(input_path: str, output_path: str, encoder: TextEncoder,
             raise ValueError(f"{reference_path} has {len(references)} lines but {input_path} "
                              f"has {len(lines)}: the references must be line-aligned with "
                              "the inputs")
-    outputs = _decode_with(hparams, lines, encoder, search_fn, postprocess, target_encoder)
+    outputs = decode_with_hparams(hparams, lines, encoder, search_fn, postprocess, target_encoder)
     write_lines_atomically(output_path, outputs)
     return outputs, references
 
@@ -186,6 +187,6 @@ def decode_interactive(encoder: TextEncoder, search_fn: SearchFn, hparams: HPara
     output_stream = output_stream or sys.stdout
     for line in input_stream:
         output_stream.write(
-            _decode_with(hparams, [line], encoder, search_fn, postprocess,
+            decode_with_hparams(hparams, [line], encoder, search_fn, postprocess,
                          target_encoder)[0] + "\n")
         output_stream.flush()

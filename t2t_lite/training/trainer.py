@@ -11,7 +11,7 @@ import dataclasses
 import logging
 import os
 import time
-from typing import Iterator
+from typing import Callable, Iterator
 
 import keras
 import tensorflow as tf
@@ -38,15 +38,21 @@ class TrainOptions:
     keep_checkpoint_max: int = 20
     log_every_steps: int = 100
     seed: int = 1234
+    # Decode a dev sample and score it (BLEU / F1) every this many steps; 0 = never.
+    decode_eval_every_steps: int = 0
 
 
 class Trainer:
     """Trains ``experiment``'s model on its problem, resuming from ``output_dir``."""
 
     def __init__(self, experiment: Experiment, options: TrainOptions,
-                 strategy: tf.distribute.Strategy | None = None):
+                 strategy: tf.distribute.Strategy | None = None,
+                 dev_scorer: Callable[[keras.Model], list[str]] | None = None):
+        """``dev_scorer(model)`` (e.g. a ``DevDecodeScorer``) returns score lines for
+        the model as it is; it runs every ``options.decode_eval_every_steps``."""
         self.experiment = experiment
         self.options = options
+        self.dev_scorer = dev_scorer
         self.hparams = experiment.hparams
         self.strategy = strategy or tf.distribute.get_strategy()
         if self.hparams.clip_grad_norm and self.strategy.num_replicas_in_sync > 1:
@@ -168,6 +174,9 @@ class Trainer:
                     last_save = time.monotonic()
                 if step % opts.eval_every_steps == 0 and step < opts.train_steps:
                     self.evaluate()
+                if (self.dev_scorer and opts.decode_eval_every_steps
+                        and step % opts.decode_eval_every_steps == 0):
+                    self.score_dev_decodes()
         except KeyboardInterrupt:
             self.manager.save(checkpoint_number=self.step)
             logging.info("interrupted: saved step %d to %s", self.step, self.experiment.output_dir)
@@ -229,6 +238,18 @@ class Trainer:
             for name, value in metrics.items():
                 tf.summary.scalar(name, value)
         return metrics
+
+
+    def score_dev_decodes(self) -> list[str]:
+        """Runs ``dev_scorer``; logs its lines and writes them as a TensorBoard text."""
+        started = time.monotonic()
+        lines = self.dev_scorer(self.model)
+        logging.info("dev decodes at step %d (%.0f s): %s", self.step,
+                     time.monotonic() - started, " | ".join(lines))
+        writer = tf.summary.create_file_writer(os.path.join(self.experiment.output_dir, "dev"))
+        with writer.as_default(step=self.step):
+            tf.summary.text("decode_score", "\n".join(lines))
+        return lines
 
 
 class _Window:
