@@ -6,6 +6,6 @@
 export PROBLEM=${PROBLEM:-parsing_english_ptb_sample}
 export HPARAMS_SET=${HPARAMS_SET:-transformer_parsing_tiny}
 export MINUTES=${MINUTES:-60}
-export TMP=${TMP:-../shared/data/ptb_sample}
+export RAW_DIR=${RAW_DIR:-../shared/data/ptb_sample}
 export EVAL_SPLIT=dev
 exec bash "$(dirname "$0")/train_and_score.sh"

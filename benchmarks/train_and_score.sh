@@ -3,15 +3,16 @@
 # checkpoints, decode EVAL_SPLIT with beam search and print the problem's score
 # (BLEU for translation, EVALB F1 for parsing) and the wall time. Used by
 # translate_multi30k.sh and parse_ptb_sample.sh, which set the variables.
+# (RAW_DIR, not TMP: Python's tempfile would write its temporary files into TMP.)
 set -euo pipefail
-: "${PROBLEM:?}" "${HPARAMS_SET:?}" "${TMP:?}" "${EVAL_SPLIT:?}"
+: "${PROBLEM:?}" "${HPARAMS_SET:?}" "${RAW_DIR:?}" "${EVAL_SPLIT:?}"
 MINUTES=${MINUTES:-60}
 ROOT=${ROOT:-runs/$PROBLEM}
 DECODE=${DECODE:-batch_size=32}
 start=$(date +%s)
 
 read -r src ref < <(t2t-datagen --problem="$PROBLEM" --data_dir="$ROOT/data" \
-    --tmp_dir="$TMP" --eval_files_dir="$ROOT/eval" --eval_split="$EVAL_SPLIT" |
+    --tmp_dir="$RAW_DIR" --eval_files_dir="$ROOT/eval" --eval_split="$EVAL_SPLIT" |
     awk '/^eval files:/ {print $3, $4}')
 t2t-trainer --problem="$PROBLEM" --model=transformer --hparams_set="$HPARAMS_SET" \
     --data_dir="$ROOT/data" --output_dir="$ROOT/train" --train_steps=1000000 \
