@@ -30,6 +30,8 @@ Where the data is expected (``--tmp_dir`` of t2t-datagen):
 * ``parsing_english_ptb_sample``: NLTK's WSJ sample as
   ``TMP_DIR/combined/wsj_NNNN.mrg`` (or ``TMP_DIR/wsj_NNNN.mrg``): train
   wsj_0001-0159, dev wsj_0160-0179, and dev again as test. For tests and CPU runs.
+  ``parsing_english_ptb_sample_lexical``: the same with lexicalized targets
+  (each word slot spells its word; decoding may put only the next input word there).
 
 Decoding follows the paper: beam 21, alpha 0.3, up to input length + 300
 tokens; the output is rebuilt over the input words and scored with EVALB.
@@ -114,6 +116,8 @@ class ParsingProblem(Text2TextProblem):
 
     encoder_class = TokenTextEncoder
     vocab_size_limit: int = 2**14
+    # Targets spell the words instead of XX (``linearize(lexical=True)``).
+    lexical_targets: bool = False
 
     @abc.abstractmethod
     def split_trees(self, tmp_dir: str, split: str) -> Iterator[Tree]:
@@ -124,7 +128,8 @@ class ParsingProblem(Text2TextProblem):
 
     def generate_samples(self, data_dir: str, tmp_dir: str,
                          split: str) -> Iterator[dict[str, str]]:
-        return map(linearize_example, self.split_trees(tmp_dir, split))
+        return (linearize_example(tree, lexical=self.lexical_targets)
+                for tree in self.split_trees(tmp_dir, split))
 
     def decode_hparams_defaults(self) -> dict:
         """The paper's parsing settings: beam 21, alpha 0.3, max length input + 300."""
@@ -132,7 +137,8 @@ class ParsingProblem(Text2TextProblem):
 
     def decode_constraint(self, data_dir: str) -> TreeConstraint:
         """Beam search produces only well-formed trees with one word slot per input word."""
-        return TreeConstraint(self.feature_encoders(data_dir)["targets"].tokens)
+        return TreeConstraint(self.feature_encoders(data_dir)["targets"].tokens,
+                              lexical=self.lexical_targets)
 
     def postprocess_decode(self, source_line: str, decoded: str) -> str:
         """The tree over ``source_line``'s words, on one line, from the decoded target text.
@@ -143,7 +149,8 @@ class ParsingProblem(Text2TextProblem):
         words = source_line.split()
         if not words:
             return ""
-        return "\t".join(str(delinearize(beam, words)) for beam in decoded.split("\t"))
+        return "\t".join(str(delinearize(beam, words, lexical=self.lexical_targets))
+                         for beam in decoded.split("\t"))
 
     def evaluate_decodes(self, hypotheses: list[str], references: list[str]) -> list[str]:
         """The EVALB (COLLINS.prm) report of tree lines against gold tree lines."""
@@ -224,3 +231,15 @@ class ParsingEnglishPtbSample(ParsingProblem):
                              f"{', '.join(self.split_ranges)}")
         first, last = self.split_ranges[split]
         return iter(read_treebank(file_range_files(folder, first, last)))
+
+
+@register_problem
+class ParsingEnglishPtbSampleLexical(ParsingEnglishPtbSample):
+    """The treebank sample with lexicalized targets: ``(S (NP John ) (VP has ...``.
+
+    Each word slot holds the word itself and constrained decoding allows only
+    the next input word there, so the decoder always sees where it is in the
+    sentence rather than counting ``XX`` placeholders.
+    """
+
+    lexical_targets = True

@@ -115,6 +115,23 @@ def test_constrained_search_gives_well_formed_trees(make_model, beam_size):
                    for row, sentence in zip(unconstrained_ids.numpy(), SENTENCES))
 
 
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_lexical_constraint_copies_the_input_words_in_order(beam_size):
+    decoder = BeamSearchDecoder(untrained_transformer(), beam_size, 0.3,
+                                constraint=TreeConstraint(TOKENS, lexical=True))
+    inputs = encode(SENTENCES)
+    ids, scores = (t.numpy() for t in decoder(inputs, inputs.shape[1] + 12))
+    assert np.isfinite(scores[:, 0]).all()
+    for row, sentence in enumerate(SENTENCES):
+        tokens = ENCODER.decode(ids[row, 0].tolist()).split()
+        words = [t for t in tokens if not t.startswith(("(", ")"))]
+        expected = ENCODER.decode(ENCODER.encode(sentence)).split()  # zebra -> <UNK>
+        assert words == expected, sentence
+        # Well-formed: with each word as XX it is exactly a linearized tree, ended by EOS.
+        as_slots = " ".join("XX" if t in words else t for t in tokens)
+        assert is_tree(ENCODER.encode(as_slots) + [EOS_ID], sentence.split()), tokens
+
+
 def test_tight_max_length_still_finishes_every_tree():
     model = ToyRecurrentModel(len(TOKENS), seed=5)
     decoder = BeamSearchDecoder(model, 3, 0.3, constraint=TreeConstraint(TOKENS))

@@ -25,6 +25,17 @@ def test_linearize_scheme():
                                       "targets": "(S (NP XX ) (VP XX (NP XX XX ) ) XX )"}
 
 
+def test_lexical_targets_spell_the_words_and_round_trip():
+    tokens = linearize(DOG, lexical=True)
+    assert " ".join(tokens) == "(S (NP John ) (VP has (NP a dog ) ) . )"
+    # Word slots take the sentence's words whatever the model wrote there.
+    assert delinearize(tokens, WORDS, lexical=True) == with_placeholder_tags(DOG)
+    unknown = ["<UNK>" if t == "John" else t for t in tokens]
+    assert delinearize(unknown, WORDS, lexical=True) == with_placeholder_tags(DOG)
+    # Without lexical=True the words would be unknown tokens, dropped and appended.
+    assert delinearize(tokens, WORDS) != with_placeholder_tags(DOG)
+
+
 @pytest.mark.parametrize("keep_pos", [False, True])
 @pytest.mark.parametrize("labelled_closers", [False, True])
 def test_round_trip(keep_pos, labelled_closers):

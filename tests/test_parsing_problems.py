@@ -11,7 +11,7 @@ from t2t_lite.hparams.parsing import transformer_parsing, transformer_parsing_ti
 from t2t_lite.parsing.linearize import delinearize, linearize, with_placeholder_tags
 from t2t_lite.parsing.trees import TreebankFormatError, parse_trees, preprocess, read_treebank
 from t2t_lite.problems.parsing import (ParsingEnglishPtb16k, ParsingEnglishPtbSample,
-                                       ParsingEnglishPtbSemi32k)
+                                       ParsingEnglishPtbSampleLexical, ParsingEnglishPtbSemi32k)
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE_DIR = os.path.join(REPO_ROOT, "..", "shared", "data", "ptb_sample")
@@ -191,3 +191,17 @@ def test_evaluate_decodes_scores_trees_with_evalb():
     assert 0.0 <= f1(problem.evaluate_decodes(flat, gold)) < 100.0
     with pytest.raises(TreebankFormatError, match="hypotheses:2: unbalanced"):
         problem.evaluate_decodes([perfect[0], "(S (XX a)"] + perfect[2:], gold)
+
+
+def test_lexical_sample_problem_spells_words_and_rebuilds_gold_trees(tmp_path):
+    (tmp_path / "wsj_0001.mrg").write_text(TREES["02"] + TREES["22"])  # dev words known
+    (tmp_path / "wsj_0160.mrg").write_text(TREES["22"])
+    problem = ParsingEnglishPtbSampleLexical()
+    assert problem.name == "parsing_english_ptb_sample_lexical"
+    data_dir = str(tmp_path / "data")
+    problem.generate_data(data_dir, str(tmp_path))
+    [(source, target)] = examples(problem, data_dir, "dev")
+    assert (source, target) == ("Kim runs fast .", "(S (NP Kim ) (VP runs (ADVP fast ) ) . )")
+    assert problem.postprocess_decode(source, target) == (
+        "(S (NP (XX Kim)) (VP (XX runs) (ADVP (XX fast))) (XX .))")
+    assert problem.decode_constraint(data_dir).lexical

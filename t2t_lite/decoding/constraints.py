@@ -71,6 +71,10 @@ class TreeConstraint:
     input tokens are whole words: the number of words of an input row is its
     number of ids other than PAD and EOS.
 
+    With ``lexical`` (targets that spell the words, ``linearize(lexical=True)``)
+    a word slot allows only the id of the next input word, so the output copies
+    the input exactly.
+
     Length limit: at depth > 0, an opener is allowed only if the remaining
     steps still leave room for a word per unplaced word, a closer per open
     bracket (the new one included) and EOS. The root opener is always allowed,
@@ -79,8 +83,8 @@ class TreeConstraint:
     """
 
     def __init__(self, vocab: Sequence[str], eos_id: int = EOS_ID, pad_id: int = PAD_ID,
-                 keep_pos: bool = False):
-        kinds = token_kinds(vocab, eos_id, pad_id, keep_pos)
+                 keep_pos: bool = False, lexical: bool = False):
+        kinds = token_kinds(vocab, eos_id, pad_id, keep_pos, lexical)
         missing = [kind.name for kind in (Kind.OPEN, Kind.WORD, Kind.CLOSE)
                    if not np.any(kinds == kind)]
         if missing:
@@ -90,6 +94,7 @@ class TreeConstraint:
         self.vocab_size = len(vocab)
         self.eos_id = eos_id
         self.pad_id = pad_id
+        self.lexical = lexical
         self._kinds = tf.constant(kinds, tf.int32)
         self._table = tf.constant(_allowed_kinds_table())
 
@@ -100,9 +105,12 @@ class TreeConstraint:
                                  tf.not_equal(inputs, self.eos_id))
         num_words = tf.repeat(tf.reduce_sum(tf.cast(is_word, tf.int32), axis=1), beam_size)
         zeros = tf.zeros_like(num_words)
-        return {"num_words": num_words, "words_placed": zeros, "open_depth": zeros,
-                "last_was_open": zeros,
-                "steps_left": zeros + tf.cast(max_decode_length, tf.int32)}
+        state = {"num_words": num_words, "words_placed": zeros, "open_depth": zeros,
+                 "last_was_open": zeros,
+                 "steps_left": zeros + tf.cast(max_decode_length, tf.int32)}
+        if self.lexical:
+            state["input_ids"] = tf.repeat(inputs, beam_size, axis=0)
+        return state
 
     def mask(self, state: dict[str, tf.Tensor]) -> tf.Tensor:
         placed, depth = state["words_placed"], state["open_depth"]
@@ -118,6 +126,12 @@ class TreeConstraint:
         kind_mask = tf.logical_and(kind_mask, tf.stack(
             [open_ok] + [tf.ones_like(open_ok)] * (len(Kind) - 1), axis=1))
         allowed = tf.gather(kind_mask, self._kinds, axis=1)             # [N, V]
+        if self.lexical:
+            last = tf.shape(state["input_ids"])[1] - 1
+            next_word = tf.gather(state["input_ids"], tf.minimum(placed, last), batch_dims=1)
+            is_next_word = tf.equal(tf.range(self.vocab_size)[None, :], next_word[:, None])
+            allowed = tf.logical_and(allowed, tf.logical_or(
+                tf.not_equal(self._kinds, Kind.WORD)[None, :], is_next_word))
         # A state that allows nothing is reachable only through a masked (-inf
         # scored) token; allowing everything there keeps the log-softmax finite.
         dead = tf.logical_not(tf.reduce_any(allowed, axis=1, keepdims=True))
@@ -126,7 +140,7 @@ class TreeConstraint:
     def update(self, state: dict[str, tf.Tensor], ids: tf.Tensor) -> dict[str, tf.Tensor]:
         kind = tf.gather(self._kinds, tf.cast(ids, tf.int32))
         is_open = tf.cast(tf.equal(kind, Kind.OPEN), tf.int32)
-        return {"num_words": state["num_words"],
+        return {**state,
                 "words_placed": state["words_placed"] + tf.cast(tf.equal(kind, Kind.WORD),
                                                                 tf.int32),
                 "open_depth": state["open_depth"] + is_open

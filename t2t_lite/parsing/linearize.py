@@ -5,7 +5,9 @@ target is a depth-first walk of the tree, tokens joined by single spaces:
 
 * a constituent opens with ``(LABEL`` (label and bracket in one token: ``(S``, ``(NP``);
 * each word is the placeholder ``XX`` (its POS tag dropped, as Vinyals did), or,
-  with ``keep_pos=True``, its POS tag (``NNP``, ``-LRB-``);
+  with ``keep_pos=True``, its POS tag (``NNP``, ``-LRB-``), or, with
+  ``lexical=True``, the word itself (a lexicalized target: the decoder then
+  sees which word it has reached, instead of counting placeholders);
 * a constituent closes with ``)``, or, with ``labelled_closers=True``, ``)LABEL``
   as in Vinyals' paper.
 
@@ -67,13 +69,14 @@ class Kind(enum.IntEnum):
 NUM_KINDS = len(Kind)
 
 
-def linearize(tree: Tree, keep_pos: bool = False, labelled_closers: bool = False) -> list[str]:
+def linearize(tree: Tree, keep_pos: bool = False, labelled_closers: bool = False,
+              lexical: bool = False) -> list[str]:
     """The target tokens of ``tree``, e.g. ``["(S", "(NP", "XX", ")", ...]``."""
     tokens: list[str] = []
 
     def walk(node: Tree) -> None:
         if node.is_preterminal:
-            tokens.append(node.label if keep_pos else WORD_SLOT)
+            tokens.append(node.word if lexical else node.label if keep_pos else WORD_SLOT)
             return
         tokens.append(OPEN + node.label)
         for child in node.children:
@@ -84,11 +87,11 @@ def linearize(tree: Tree, keep_pos: bool = False, labelled_closers: bool = False
     return tokens
 
 
-def linearize_example(tree: Tree, keep_pos: bool = False,
-                      labelled_closers: bool = False) -> dict[str, str]:
+def linearize_example(tree: Tree, keep_pos: bool = False, labelled_closers: bool = False,
+                      lexical: bool = False) -> dict[str, str]:
     """``{"inputs": words joined by spaces, "targets": target tokens joined by spaces}``."""
     return {"inputs": " ".join(tree.words()),
-            "targets": " ".join(linearize(tree, keep_pos, labelled_closers))}
+            "targets": " ".join(linearize(tree, keep_pos, labelled_closers, lexical))}
 
 
 def with_placeholder_tags(tree: Tree) -> Tree:
@@ -96,19 +99,26 @@ def with_placeholder_tags(tree: Tree) -> Tree:
     return replace_tags(tree, [WORD_SLOT] * len(tree.preterminals()))
 
 
-def token_kind(token: str, keep_pos: bool = False) -> Kind:
-    """The kind of one target token (EOS is an id, not a token string, so never returned)."""
+def token_kind(token: str, keep_pos: bool = False, lexical: bool = False) -> Kind:
+    """The kind of one target token (EOS is an id, not a token string, so never returned).
+
+    With ``keep_pos`` or ``lexical`` every token that is not a bracket fills a word slot.
+    """
     if token.startswith(OPEN):
         return Kind.OPEN if len(token) > len(OPEN) else Kind.OTHER
     if token.startswith(CLOSE):
         return Kind.CLOSE
-    if token == WORD_SLOT or (keep_pos and token):
+    if token == WORD_SLOT or ((keep_pos or lexical) and token):
         return Kind.WORD
     return Kind.OTHER
 
 
-def delinearize(tokens: Sequence[str] | str, words: Sequence[str], keep_pos: bool = False) -> Tree:
-    """A well-formed tree over exactly ``words`` from a (possibly malformed) target sequence."""
+def delinearize(tokens: Sequence[str] | str, words: Sequence[str], keep_pos: bool = False,
+                lexical: bool = False) -> Tree:
+    """A well-formed tree over exactly ``words`` from a (possibly malformed) target sequence.
+
+    Word slots take ``words`` in order whatever their token (``lexical``: the
+    model's copy of a word may be ``<UNK>``)."""
     if not words:
         raise ValueError("delinearize needs at least one word: an empty sentence has no tree")
     if isinstance(tokens, str):
@@ -121,7 +131,7 @@ def delinearize(tokens: Sequence[str] | str, words: Sequence[str], keep_pos: boo
         (stack[-1].children if stack else top).append(node)
 
     for token in tokens:
-        kind = token_kind(token, keep_pos)
+        kind = token_kind(token, keep_pos, lexical)
         if kind is Kind.OPEN:
             stack.append(Tree(token[len(OPEN):]))
         elif kind is Kind.WORD and placed < len(words):
@@ -143,9 +153,9 @@ def delinearize(tokens: Sequence[str] | str, words: Sequence[str], keep_pos: boo
 
 
 def token_kinds(vocab: Sequence[str], eos_id: int = EOS_ID, pad_id: int = PAD_ID,
-                keep_pos: bool = False) -> np.ndarray:
+                keep_pos: bool = False, lexical: bool = False) -> np.ndarray:
     """int32[V]: the ``Kind`` of each vocabulary id (``vocab[i]`` is the token of id i)."""
-    kinds = np.array([token_kind(token, keep_pos) for token in vocab], dtype=np.int32)
+    kinds = np.array([token_kind(token, keep_pos, lexical) for token in vocab], dtype=np.int32)
     kinds[pad_id] = Kind.OTHER
     kinds[eos_id] = Kind.EOS
     return kinds
