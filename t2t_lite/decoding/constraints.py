@@ -96,6 +96,7 @@ class TreeConstraint:
         self.pad_id = pad_id
         self.lexical = lexical
         self._kinds = tf.constant(kinds, tf.int32)
+        self._not_word = tf.constant(kinds != Kind.WORD)[None, :]   # [1, V], built once
         self._table = tf.constant(_allowed_kinds_table())
 
     def initial_state(self, inputs: tf.Tensor, beam_size: int,
@@ -130,8 +131,7 @@ class TreeConstraint:
             last = tf.shape(state["input_ids"])[1] - 1
             next_word = tf.gather(state["input_ids"], tf.minimum(placed, last), batch_dims=1)
             is_next_word = tf.equal(tf.range(self.vocab_size)[None, :], next_word[:, None])
-            allowed = tf.logical_and(allowed, tf.logical_or(
-                tf.not_equal(self._kinds, Kind.WORD)[None, :], is_next_word))
+            allowed = tf.logical_and(allowed, tf.logical_or(self._not_word, is_next_word))
         # A state that allows nothing is reachable only through a masked (-inf
         # scored) token; allowing everything there keeps the log-softmax finite.
         dead = tf.logical_not(tf.reduce_any(allowed, axis=1, keepdims=True))
