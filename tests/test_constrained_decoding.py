@@ -34,7 +34,7 @@ def random_walk(constraint, num_words, max_decode_length, seed, on_step=None):
     trackers = [LinearizationConstraint(n, TOKENS) for n in num_words]
     lengths = np.zeros(len(num_words), int)
     for step in range(max_decode_length):
-        allowed = constraint.mask(state).numpy() == 0.0
+        allowed = constraint.allowed(state).numpy()
         if on_step:
             on_step(allowed, trackers, lengths > 0)
         ids = np.array([rng.choice(np.flatnonzero(row)) for row in allowed], np.int32)

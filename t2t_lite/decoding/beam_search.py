@@ -22,8 +22,9 @@ and is reordered each step with ``tf.gather`` on its leading ``batch * beam``
 axis. ``BeamSearchDecoder`` is the compiled entry point that traces once for
 all batch sizes, input lengths and decode lengths.
 
-An optional ``constraint`` (``t2t_lite.decoding.constraints``) masks the logits
-of each hypothesis before the softmax; its per-hypothesis state is carried and
+An optional ``constraint`` (``t2t_lite.decoding.constraints``) turns each
+hypothesis's log-probabilities into the scores ranked (-inf for forbidden
+tokens, no renormalization); its per-hypothesis state is carried and
 reordered with the beams like the model's state. Without one, the search is
 unchanged.
 """
@@ -50,8 +51,8 @@ class _Unconstrained:
     def initial_state(self, inputs, beam_size, max_decode_length):
         return {}
 
-    def mask(self, state):
-        return None
+    def constrain(self, state, log_probs):
+        return log_probs
 
     def update(self, state, ids):
         return state
@@ -67,13 +68,9 @@ def _resolve_constraint(constraint: DecodeConstraint | None, allow_eos: bool) ->
     return constraint
 
 
-def _log_probs(logits: tf.Tensor, eos_id: int, allow_eos: bool,
-               mask: tf.Tensor | None = None) -> tf.Tensor:
-    """Normalized log-probabilities; EOS gets -inf when it is not allowed, and an
-    additive ``mask`` (a constraint's, 0 or -inf) is applied before normalizing."""
+def _log_probs(logits: tf.Tensor, eos_id: int, allow_eos: bool) -> tf.Tensor:
+    """Normalized log-probabilities; EOS gets -inf when it is not allowed."""
     logits = tf.cast(logits, tf.float32)
-    if mask is not None:
-        logits += mask
     if not allow_eos:
         is_eos = tf.equal(tf.range(tf.shape(logits)[-1]), eos_id)
         logits = tf.where(is_eos, NEG_INF, logits)
@@ -116,7 +113,8 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
 
     def one_step(step, ids, prev_ids, finished, log_prob, lengths, state, constraint_state):
         logits, state = model.decode_step(prev_ids, step, state)
-        step_log_probs = _log_probs(logits, eos_id, allow_eos, constraint.mask(constraint_state))
+        step_log_probs = constraint.constrain(constraint_state,
+                                              _log_probs(logits, eos_id, allow_eos))
         next_ids = tf.argmax(step_log_probs, axis=-1, output_type=tf.int32)
         next_ids = tf.where(finished, PAD_ID, next_ids)
         log_prob += tf.where(finished, 0.0, tf.reduce_max(step_log_probs, axis=-1))
@@ -193,7 +191,8 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
         prev_ids = tf.where(step > 0, tf.gather(alive_seq, tf.maximum(step - 1, 0), axis=2),
                             PAD_ID)
         logits, state = model.decode_step(tf.reshape(prev_ids, [-1]), step, state)
-        step_log_probs = _log_probs(logits, eos_id, allow_eos, constraint.mask(constraint_state))
+        step_log_probs = constraint.constrain(constraint_state,
+                                              _log_probs(logits, eos_id, allow_eos))
         vocab_size = tf.shape(step_log_probs)[-1]
         step_log_probs = tf.reshape(step_log_probs, [batch, beam_size, vocab_size])
 

@@ -1,13 +1,19 @@
-"""Decoding constraints: per-hypothesis logits masks that beam and greedy search apply.
+"""Decoding constraints: per-hypothesis token restrictions that beam and greedy search apply.
 
 A constraint is any object with three TF-traceable methods (``DecodeConstraint``).
 Its state is a dict of tensors with one row per hypothesis, item-major like
 the search's own rows (row ``b * beam_size + k`` is beam ``k`` of item ``b``);
 the search carries it in its loop and reorders it with ``tf.gather`` along
 with the beams, exactly as it reorders the model's decode state. Each step the
-search adds ``mask(state)`` to the model's logits before the softmax (so the
-allowed tokens are renormalized among themselves), then advances the state
-past the chosen ids with ``update``.
+search ranks ``constrain(state, log_probs)`` instead of the model's
+log-probabilities, then advances the state past the chosen ids with ``update``.
+
+Scores are not renormalized over the allowed tokens (as Hugging Face's
+constrained generation does not): a hypothesis whose model wanted a forbidden
+token pays for it, instead of having that mass handed to whatever is allowed.
+Renormalizing made forbidden-word states cheap places to open brackets, and
+the beam filled with runaway chains such as ``(NP (NP (NP ...`` (parsing dev
+F1 46.6 with, 63.1 without; ``benchmarks/parse_ptb_sample.sh``).
 
 ``TreeConstraint`` allows only well-formed linearized trees
 (``t2t_lite.parsing.linearize``) over exactly the input's words: one word slot
@@ -35,8 +41,9 @@ class DecodeConstraint(Protocol):
                       max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
         """The state before step 0 for inputs int32 [B, S]: tensors with leading dim B*beam_size."""
 
-    def mask(self, state: dict[str, tf.Tensor]) -> tf.Tensor:
-        """float32 [B*beam_size, V]: 0 for the ids allowed next, -inf for the others."""
+    def constrain(self, state: dict[str, tf.Tensor], log_probs: tf.Tensor) -> tf.Tensor:
+        """The scores the search ranks, from the model's log-probs float32 [B*beam_size, V]:
+        -inf for the ids not allowed next."""
 
     def update(self, state: dict[str, tf.Tensor], ids: tf.Tensor) -> dict[str, tf.Tensor]:
         """The state after appending ``ids`` int32 [B*beam_size] (same structure and shapes)."""
@@ -73,7 +80,11 @@ class TreeConstraint:
 
     With ``lexical`` (targets that spell the words, ``linearize(lexical=True)``)
     a word slot allows only the id of the next input word, so the output copies
-    the input exactly.
+    the input exactly, and that id is scored with the model's whole word mass
+    (the log-sum-exp over every word id): which word comes next is the
+    constraint's business, the model only decides *that* a word comes now. A
+    model that misspells a copy (``billion`` for ``million``) then still places
+    the word, rather than opening brackets (dev F1 63.1 -> 70.0).
 
     Length limit: at depth > 0, an opener is allowed only if the remaining
     steps still leave room for a word per unplaced word, a closer per open
@@ -113,7 +124,13 @@ class TreeConstraint:
             state["input_ids"] = tf.repeat(inputs, beam_size, axis=0)
         return state
 
-    def mask(self, state: dict[str, tf.Tensor]) -> tf.Tensor:
+    def allowed(self, state: dict[str, tf.Tensor]) -> tf.Tensor:
+        """bool [N, V]: the ids allowed next."""
+        return self._allowed_and_next_word(state)[0]
+
+    def _allowed_and_next_word(self, state: dict[str, tf.Tensor]
+                               ) -> tuple[tf.Tensor, tf.Tensor | None]:
+        """(bool [N, V] the ids allowed next, bool [N, V] the next input word's id or None)."""
         placed, depth = state["words_placed"], state["open_depth"]
         words_left = state["num_words"] - placed
         # (Depth < 0 or too many words come only after a masked token; clipping keeps
@@ -127,15 +144,23 @@ class TreeConstraint:
         kind_mask = tf.logical_and(kind_mask, tf.stack(
             [open_ok] + [tf.ones_like(open_ok)] * (len(Kind) - 1), axis=1))
         allowed = tf.gather(kind_mask, self._kinds, axis=1)             # [N, V]
-        if self.lexical:
-            last = tf.shape(state["input_ids"])[1] - 1
-            next_word = tf.gather(state["input_ids"], tf.minimum(placed, last), batch_dims=1)
-            is_next_word = tf.equal(tf.range(self.vocab_size)[None, :], next_word[:, None])
-            allowed = tf.logical_and(allowed, tf.logical_or(self._not_word, is_next_word))
-        # A state that allows nothing is reachable only through a masked (-inf
-        # scored) token; allowing everything there keeps the log-softmax finite.
+        if not self.lexical:
+            return allowed, None
+        last = tf.shape(state["input_ids"])[1] - 1
+        next_word = tf.gather(state["input_ids"], tf.minimum(placed, last), batch_dims=1)
+        is_next_word = tf.equal(tf.range(self.vocab_size)[None, :], next_word[:, None])
+        return tf.logical_and(allowed, tf.logical_or(self._not_word, is_next_word)), is_next_word
+
+    def constrain(self, state: dict[str, tf.Tensor], log_probs: tf.Tensor) -> tf.Tensor:
+        allowed, is_next_word = self._allowed_and_next_word(state)
+        if is_next_word is not None:
+            word_mass = tf.reduce_logsumexp(
+                tf.where(self._not_word, NEG_INF, log_probs), axis=1, keepdims=True)
+            log_probs = tf.where(is_next_word, word_mass, log_probs)
+        # A state that allows nothing is reachable only through a -inf scored
+        # token; allowing everything there keeps the scores finite.
         dead = tf.logical_not(tf.reduce_any(allowed, axis=1, keepdims=True))
-        return tf.where(tf.logical_or(allowed, dead), 0.0, NEG_INF)
+        return tf.where(tf.logical_or(allowed, dead), log_probs, NEG_INF)
 
     def update(self, state: dict[str, tf.Tensor], ids: tf.Tensor) -> dict[str, tf.Tensor]:
         kind = tf.gather(self._kinds, tf.cast(ids, tf.int32))
