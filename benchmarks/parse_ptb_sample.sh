@@ -3,8 +3,8 @@
 # sample for an hour, decode wsj_0160-wsj_0179 with the problem's decode settings
 # (beam 21, alpha 0.3, extra_length 300, constrained to well-formed trees) and
 # print EVALB F1 and the wall time.
-export PROBLEM=${PROBLEM:-parsing_english_ptb_sample}
-export HPARAMS_SET=${HPARAMS_SET:-transformer_parsing_tiny}
+export PROBLEM=${PROBLEM:-parsing_english_ptb_sample_lexical}
+export HPARAMS_SET=${HPARAMS_SET:-transformer_parsing_small}
 export MINUTES=${MINUTES:-60}
 export RAW_DIR=${RAW_DIR:-../shared/data/ptb_sample}
 export EVAL_SPLIT=dev

@@ -9,7 +9,8 @@ from t2t_lite.decoding.beam_search import BeamSearchDecoder
 from t2t_lite.decoding.constraints import TreeConstraint
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.transformer import Transformer
-from t2t_lite.parsing.linearize import LinearizationConstraint, delinearize, linearize
+from t2t_lite.parsing.linearize import (Kind, LinearizationConstraint, delinearize, linearize,
+                                        token_kinds)
 from toy_models import ToyRecurrentModel
 
 ENCODER = TokenTextEncoder(["(S", "(NP", "(VP", ")", "XX", "the", "dog", "barks", "loudly"])
@@ -130,6 +131,38 @@ def test_lexical_constraint_copies_the_input_words_in_order(beam_size):
         # Well-formed: with each word as XX it is exactly a linearized tree, ended by EOS.
         as_slots = " ".join("XX" if t in words else t for t in tokens)
         assert is_tree(ENCODER.encode(as_slots) + [EOS_ID], sentence.split()), tokens
+
+
+def constrained_scores(constraint, sentence, prefix, log_probs):
+    """``constraint.constrain`` for one hypothesis after the target tokens ``prefix``."""
+    state = constraint.initial_state(tf.constant(encode([sentence])), 1, tf.constant(50))
+    for token in prefix:
+        state = constraint.update(state, tf.constant(ENCODER.encode(token), tf.int32))
+    return constraint.constrain(state, tf.constant(log_probs[None, :], tf.float32)).numpy()[0]
+
+
+def test_allowed_ids_keep_the_model_log_probs_unrenormalized():
+    log_probs = np.log(np.random.default_rng(0).dirichlet(np.ones(len(TOKENS))))
+    scores = constrained_scores(TreeConstraint(TOKENS), "the dog", ["(S"], log_probs)
+    allowed = np.isfinite(scores)
+    assert allowed[ENCODER.encode("XX")[0]] and not allowed[ENCODER.encode(")")[0]]
+    # A model that puts mass on forbidden ids keeps paying for it: no renormalization.
+    np.testing.assert_allclose(scores[allowed], log_probs[allowed], rtol=1e-6)
+    assert np.logaddexp.reduce(scores[allowed]) < -0.01
+
+
+def test_lexical_word_slot_scores_the_whole_word_mass():
+    log_probs = np.log(np.random.default_rng(1).dirichlet(np.ones(len(TOKENS))))
+    scores = constrained_scores(TreeConstraint(TOKENS, lexical=True), "the dog barks",
+                                ["(S", "(NP", "the"], log_probs)
+    word_ids = token_kinds(TOKENS, lexical=True) == Kind.WORD   # words, XX and <UNK>
+    dog, the = ENCODER.encode("dog")[0], ENCODER.encode("the")[0]
+    np.testing.assert_allclose(scores[dog], np.logaddexp.reduce(log_probs[word_ids]),
+                               rtol=1e-6)
+    assert np.isneginf(scores[the])
+    for token in ("(VP", ")"):   # brackets keep their own log-prob
+        token_id = ENCODER.encode(token)[0]
+        np.testing.assert_allclose(scores[token_id], log_probs[token_id], rtol=1e-6)
 
 
 def test_tight_max_length_still_finishes_every_tree():
