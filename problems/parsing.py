@@ -24,14 +24,20 @@ Where the data is expected (``--tmp_dir`` of t2t-datagen):
 * ``parsing_english_ptb16k``: the Penn Treebank release (LDC99T42), as
   ``TMP_DIR/parsed/mrg/wsj/SS/wsj_SSNN.mrg`` (or ``TMP_DIR/SS/wsj_SSNN.mrg``);
   sections 02-21 train, 22 dev, 23 test.
+  ``parsing_english_ptb16k_lexical``: the same with lexicalized targets (below).
 * ``parsing_english_ptb_semi32k``: the same, plus ``TMP_DIR/extra_trees.txt``,
   one bracketed tree a line (e.g. parser output over unlabelled sentences, as
   the paper's semi-supervised corpora), appended to the training split.
 * ``parsing_english_ptb_sample``: NLTK's WSJ sample as
   ``TMP_DIR/combined/wsj_NNNN.mrg`` (or ``TMP_DIR/wsj_NNNN.mrg``): train
   wsj_0001-0159, dev wsj_0160-0179, and dev again as test. For tests and CPU runs.
-  ``parsing_english_ptb_sample_lexical``: the same with lexicalized targets
-  (each word slot spells its word; decoding may put only the next input word there).
+  ``parsing_english_ptb_sample_lexical``: the same with lexicalized targets.
+
+Lexicalized targets (the ``_lexical`` problems) spell each word in its slot,
+``(S (NP John ) (VP has ...``, instead of ``XX``; decoding may put only the
+next input word there. The decoder then sees where it is in the sentence
+instead of counting placeholders: on the treebank sample, a 20-minute model
+scores 70.0 F1 against 36.2 for ``XX`` after 60 minutes (README, Results).
 
 Decoding follows the paper: beam 21, alpha 0.3, up to input length + 300
 tokens; the output is rebuilt over the input words and scored with EVALB.
@@ -189,6 +195,13 @@ class ParsingEnglishPtb16k(ParsingProblem):
 
 
 @register_problem
+class ParsingEnglishPtb16kLexical(ParsingEnglishPtb16k):
+    """WSJ only, 16K vocabulary, lexicalized targets (see the module docstring)."""
+
+    lexical_targets = True
+
+
+@register_problem
 class ParsingEnglishPtbSemi32k(ParsingEnglishPtb16k):
     """WSJ plus the user's extra trees (--tmp_dir/extra_trees.txt) for training, 32K vocabulary."""
 
@@ -235,11 +248,6 @@ class ParsingEnglishPtbSample(ParsingProblem):
 
 @register_problem
 class ParsingEnglishPtbSampleLexical(ParsingEnglishPtbSample):
-    """The treebank sample with lexicalized targets: ``(S (NP John ) (VP has ...``.
-
-    Each word slot holds the word itself and constrained decoding allows only
-    the next input word there, so the decoder always sees where it is in the
-    sentence rather than counting ``XX`` placeholders.
-    """
+    """The treebank sample with lexicalized targets (see the module docstring)."""
 
     lexical_targets = True

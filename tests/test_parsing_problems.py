@@ -7,7 +7,8 @@ import pytest
 
 from t2t_lite import registry
 from t2t_lite.decoding.constraints import TreeConstraint
-from t2t_lite.hparams.parsing import transformer_parsing, transformer_parsing_tiny
+from t2t_lite.hparams.parsing import (transformer_parsing, transformer_parsing_small,
+                                      transformer_parsing_tiny)
 from t2t_lite.parsing.linearize import delinearize, linearize, with_placeholder_tags
 from t2t_lite.parsing.trees import TreebankFormatError, parse_trees, preprocess, read_treebank
 from t2t_lite.problems.parsing import (ParsingEnglishPtb16k, ParsingEnglishPtbSample,
@@ -50,10 +51,14 @@ def sample_data_dir(tmp_path_factory):
 
 
 def test_registered_with_the_papers_decode_settings_and_hparams():
-    for name, limit in [("parsing_english_ptb16k", 2**14), ("parsing_english_ptb_semi32k", 2**15),
-                        ("parsing_english_ptb_sample", 2**13)]:
+    for name, limit, lexical in [("parsing_english_ptb16k", 2**14, False),
+                                 ("parsing_english_ptb16k_lexical", 2**14, True),
+                                 ("parsing_english_ptb_semi32k", 2**15, False),
+                                 ("parsing_english_ptb_sample", 2**13, False),
+                                 ("parsing_english_ptb_sample_lexical", 2**13, True)]:
         problem = registry.problems[name]()
         assert problem.name == name and problem.vocab_size_limit == limit
+        assert problem.lexical_targets == lexical
         assert problem.decode_hparams_defaults() == {"beam_size": 21, "alpha": 0.3,
                                                      "extra_length": 300}
     hparams = transformer_parsing()
@@ -61,7 +66,8 @@ def test_registered_with_the_papers_decode_settings_and_hparams():
             hparams.filter_size, hparams.num_heads) == (4, 4, 1024, 2048, 8)
     assert hparams.layer_prepostprocess_dropout == hparams.attention_dropout == 0.2
     assert transformer_parsing_tiny().hidden_size == 128
-    assert {"transformer_parsing", "transformer_parsing_semi",
+    assert transformer_parsing_small().layer_prepostprocess_dropout == 0.3
+    assert {"transformer_parsing", "transformer_parsing_semi", "transformer_parsing_small",
             "transformer_parsing_tiny"} <= set(registry.hparams_sets.names())
 
 
