@@ -163,6 +163,11 @@ def test_lexical_word_slot_scores_the_whole_word_mass():
     for token in ("(VP", ")"):   # brackets keep their own log-prob
         token_id = ENCODER.encode(token)[0]
         np.testing.assert_allclose(scores[token_id], log_probs[token_id], rtol=1e-6)
+    # Once the words are placed, EOS keeps its own log-prob too.
+    scores = constrained_scores(TreeConstraint(TOKENS, lexical=True), "the dog",
+                                ["(S", "the", "dog", ")"], log_probs)
+    assert np.flatnonzero(np.isfinite(scores)).tolist() == [EOS_ID]
+    np.testing.assert_allclose(scores[EOS_ID], log_probs[EOS_ID], rtol=1e-6)
 
 
 def test_tight_max_length_still_finishes_every_tree():

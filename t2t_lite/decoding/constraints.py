@@ -13,7 +13,7 @@ constrained generation does not): a hypothesis whose model wanted a forbidden
 token pays for it, instead of having that mass handed to whatever is allowed.
 Renormalizing made forbidden-word states cheap places to open brackets, and
 the beam filled with runaway chains such as ``(NP (NP (NP ...`` (parsing dev
-F1 46.6 with, 63.1 without; ``benchmarks/parse_ptb_sample.sh``).
+F1 46.6 with, 63.1 without; README, Results).
 
 ``TreeConstraint`` allows only well-formed linearized trees
 (``t2t_lite.parsing.linearize``) over exactly the input's words: one word slot
@@ -148,7 +148,10 @@ class TreeConstraint:
             return allowed, None
         last = tf.shape(state["input_ids"])[1] - 1
         next_word = tf.gather(state["input_ids"], tf.minimum(placed, last), batch_dims=1)
-        is_next_word = tf.equal(tf.range(self.vocab_size)[None, :], next_word[:, None])
+        # (Once every word is placed, next_word is the input's EOS: not a word slot.)
+        is_next_word = tf.logical_and(
+            tf.equal(tf.range(self.vocab_size)[None, :], next_word[:, None]),
+            tf.logical_not(self._not_word))
         return tf.logical_and(allowed, tf.logical_or(self._not_word, is_next_word)), is_next_word
 
     def constrain(self, state: dict[str, tf.Tensor], log_probs: tf.Tensor) -> tf.Tensor:
