@@ -55,8 +55,8 @@ from t2t_lite.data.encoders import NUM_RESERVED_IDS, RESERVED_TOKENS, TokenTextE
 from t2t_lite.data.problem import Text2TextProblem
 from t2t_lite.decoding.constraints import TreeConstraint
 from t2t_lite.parsing.evalb import evalb, format_report
-from t2t_lite.parsing.linearize import (CLOSE, OPEN, WORD_SLOT, delinearize, linearize,
-                                        linearize_example)
+from t2t_lite.parsing.linearize import (CLOSE, OPEN, WORD_SLOT, SlotToken, delinearize,
+                                        linearize, linearize_example)
 from t2t_lite.parsing.trees import (ROOT_LABEL, Tree, TreebankFormatError, file_range_files,
                                     parse_trees, preprocess, read_treebank, write_trees,
                                     wsj_split_files)
@@ -122,8 +122,13 @@ class ParsingProblem(Text2TextProblem):
 
     encoder_class = TokenTextEncoder
     vocab_size_limit: int = 2**14
-    # Targets spell the words instead of XX (``linearize(lexical=True)``).
+    # Targets spell the words instead of XX (``SlotToken.WORD``).
     lexical_targets: bool = False
+
+    @property
+    def slot_token(self) -> SlotToken:
+        """What fills a word slot of this problem's targets."""
+        return SlotToken.WORD if self.lexical_targets else SlotToken.PLACEHOLDER
 
     @abc.abstractmethod
     def split_trees(self, tmp_dir: str, split: str) -> Iterator[Tree]:
@@ -134,7 +139,7 @@ class ParsingProblem(Text2TextProblem):
 
     def generate_samples(self, data_dir: str, tmp_dir: str,
                          split: str) -> Iterator[dict[str, str]]:
-        return (linearize_example(tree, lexical=self.lexical_targets)
+        return (linearize_example(tree, self.slot_token)
                 for tree in self.split_trees(tmp_dir, split))
 
     def decode_hparams_defaults(self) -> dict:
@@ -144,7 +149,7 @@ class ParsingProblem(Text2TextProblem):
     def decode_constraint(self, data_dir: str) -> TreeConstraint:
         """Beam search produces only well-formed trees with one word slot per input word."""
         return TreeConstraint(self.feature_encoders(data_dir)["targets"].tokens,
-                              lexical=self.lexical_targets)
+                              slot_token=self.slot_token)
 
     def postprocess_decode(self, source_line: str, decoded: str) -> str:
         """The tree over ``source_line``'s words, on one line, from the decoded target text.
@@ -155,7 +160,7 @@ class ParsingProblem(Text2TextProblem):
         words = source_line.split()
         if not words:
             return ""
-        return "\t".join(str(delinearize(beam, words, lexical=self.lexical_targets))
+        return "\t".join(str(delinearize(beam, words, self.slot_token))
                          for beam in decoded.split("\t"))
 
     def evaluate_decodes(self, hypotheses: list[str], references: list[str]) -> list[str]:

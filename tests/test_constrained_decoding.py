@@ -9,8 +9,8 @@ from t2t_lite.decoding.beam_search import BeamSearchDecoder
 from t2t_lite.decoding.constraints import TreeConstraint
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.transformer import Transformer
-from t2t_lite.parsing.linearize import (Kind, LinearizationConstraint, delinearize, linearize,
-                                        token_kinds)
+from t2t_lite.parsing.linearize import (Kind, LinearizationConstraint, SlotToken, delinearize,
+                                        linearize, token_kinds)
 from toy_models import ToyRecurrentModel
 
 ENCODER = TokenTextEncoder(["(S", "(NP", "(VP", ")", "XX", "the", "dog", "barks", "loudly"])
@@ -119,7 +119,7 @@ def test_constrained_search_gives_well_formed_trees(make_model, beam_size):
 @pytest.mark.parametrize("beam_size", [1, 4])
 def test_lexical_constraint_copies_the_input_words_in_order(beam_size):
     decoder = BeamSearchDecoder(untrained_transformer(), beam_size, 0.3,
-                                constraint=TreeConstraint(TOKENS, lexical=True))
+                                constraint=TreeConstraint(TOKENS, slot_token=SlotToken.WORD))
     inputs = encode(SENTENCES)
     ids, scores = (t.numpy() for t in decoder(inputs, inputs.shape[1] + 12))
     assert np.isfinite(scores[:, 0]).all()
@@ -153,9 +153,9 @@ def test_allowed_ids_keep_the_model_log_probs_unrenormalized():
 
 def test_lexical_word_slot_scores_the_whole_word_mass():
     log_probs = np.log(np.random.default_rng(1).dirichlet(np.ones(len(TOKENS))))
-    scores = constrained_scores(TreeConstraint(TOKENS, lexical=True), "the dog barks",
+    scores = constrained_scores(TreeConstraint(TOKENS, slot_token=SlotToken.WORD), "the dog barks",
                                 ["(S", "(NP", "the"], log_probs)
-    word_ids = token_kinds(TOKENS, lexical=True) == Kind.WORD   # words, XX and <UNK>
+    word_ids = token_kinds(TOKENS, slot_token=SlotToken.WORD) == Kind.WORD   # words, XX and <UNK>
     dog, the = ENCODER.encode("dog")[0], ENCODER.encode("the")[0]
     np.testing.assert_allclose(scores[dog], np.logaddexp.reduce(log_probs[word_ids]),
                                rtol=1e-6)
@@ -164,7 +164,7 @@ def test_lexical_word_slot_scores_the_whole_word_mass():
         token_id = ENCODER.encode(token)[0]
         np.testing.assert_allclose(scores[token_id], log_probs[token_id], rtol=1e-6)
     # Once the words are placed, EOS keeps its own log-prob too.
-    scores = constrained_scores(TreeConstraint(TOKENS, lexical=True), "the dog",
+    scores = constrained_scores(TreeConstraint(TOKENS, slot_token=SlotToken.WORD), "the dog",
                                 ["(S", "the", "dog", ")"], log_probs)
     assert np.flatnonzero(np.isfinite(scores)).tolist() == [EOS_ID]
     np.testing.assert_allclose(scores[EOS_ID], log_probs[EOS_ID], rtol=1e-6)

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from t2t_lite.parsing.linearize import (
-    Kind, LinearizationConstraint, allowed_kinds, delinearize, linearize, linearize_example,
-    next_state, token_kinds, with_placeholder_tags)
+    Kind, LinearizationConstraint, SlotToken, allowed_kinds, delinearize, linearize,
+    linearize_example, next_state, token_kinds, with_placeholder_tags)
 from t2t_lite.parsing.trees import Tree, file_range_files, parse_trees, read_treebank
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -20,29 +20,29 @@ def test_linearize_scheme():
     assert " ".join(linearize(DOG)) == "(S (NP XX ) (VP XX (NP XX XX ) ) XX )"
     assert " ".join(linearize(DOG, labelled_closers=True)) == (
         "(S (NP XX )NP (VP XX (NP XX XX )NP )VP XX )S")
-    assert " ".join(linearize(DOG, keep_pos=True)) == "(S (NP NNP ) (VP VBZ (NP DT NN ) ) . )"
+    assert " ".join(linearize(DOG, SlotToken.POS)) == "(S (NP NNP ) (VP VBZ (NP DT NN ) ) . )"
     assert linearize_example(DOG) == {"inputs": "John has a dog .",
                                       "targets": "(S (NP XX ) (VP XX (NP XX XX ) ) XX )"}
 
 
 def test_lexical_targets_spell_the_words_and_round_trip():
-    tokens = linearize(DOG, lexical=True)
+    tokens = linearize(DOG, SlotToken.WORD)
     assert " ".join(tokens) == "(S (NP John ) (VP has (NP a dog ) ) . )"
     # Word slots take the sentence's words whatever the model wrote there.
-    assert delinearize(tokens, WORDS, lexical=True) == with_placeholder_tags(DOG)
+    assert delinearize(tokens, WORDS, SlotToken.WORD) == with_placeholder_tags(DOG)
     unknown = ["<UNK>" if t == "John" else t for t in tokens]
-    assert delinearize(unknown, WORDS, lexical=True) == with_placeholder_tags(DOG)
-    # Without lexical=True the words would be unknown tokens, dropped and appended.
+    assert delinearize(unknown, WORDS, SlotToken.WORD) == with_placeholder_tags(DOG)
+    # With placeholder slots the words would be unknown tokens, dropped and appended.
     assert delinearize(tokens, WORDS) != with_placeholder_tags(DOG)
 
 
-@pytest.mark.parametrize("keep_pos", [False, True])
+@pytest.mark.parametrize("slot_token", [SlotToken.PLACEHOLDER, SlotToken.POS])
 @pytest.mark.parametrize("labelled_closers", [False, True])
-def test_round_trip(keep_pos, labelled_closers):
-    tokens = linearize(DOG, keep_pos, labelled_closers)
-    expected = DOG if keep_pos else with_placeholder_tags(DOG)
-    assert delinearize(tokens, WORDS, keep_pos) == expected
-    assert delinearize(" ".join(tokens), WORDS, keep_pos) == expected
+def test_round_trip(slot_token, labelled_closers):
+    tokens = linearize(DOG, slot_token, labelled_closers)
+    expected = DOG if slot_token is SlotToken.POS else with_placeholder_tags(DOG)
+    assert delinearize(tokens, WORDS, slot_token) == expected
+    assert delinearize(" ".join(tokens), WORDS, slot_token) == expected
 
 
 @pytest.mark.parametrize("prediction,words,expected", [
@@ -73,8 +73,8 @@ def test_repairs(prediction, words, expected):
     assert str(delinearize(prediction, words.split())) == expected
 
 
-def test_repairs_keep_pos_slots():
-    tree = delinearize("(S NN (NP JJ", ["a", "b", "c"], keep_pos=True)
+def test_repairs_pos_slots():
+    tree = delinearize("(S NN (NP JJ", ["a", "b", "c"], SlotToken.POS)
     assert str(tree) == "(S (NN a) (NP (JJ b) (XX c)))"
 
 
@@ -134,7 +134,7 @@ def test_token_kinds():
     assert token_kinds(VOCAB, eos_id=1, pad_id=0).tolist() == [
         Kind.OTHER, Kind.EOS, Kind.OPEN, Kind.OPEN, Kind.CLOSE, Kind.WORD, Kind.CLOSE,
         Kind.OTHER, Kind.OTHER]
-    with_pos = token_kinds(VOCAB + ["NN"], eos_id=1, pad_id=0, keep_pos=True)
+    with_pos = token_kinds(VOCAB + ["NN"], eos_id=1, pad_id=0, slot_token=SlotToken.POS)
     assert with_pos[7] == Kind.WORD and with_pos[9] == Kind.WORD and with_pos[0] == Kind.OTHER
 
 
@@ -178,5 +178,5 @@ def test_real_sample_round_trips():
     for tree in trees:
         words = tree.words()
         assert delinearize(linearize(tree), words) == with_placeholder_tags(tree)
-        assert delinearize(linearize(tree, keep_pos=True, labelled_closers=True), words,
-                           keep_pos=True) == tree
+        assert delinearize(linearize(tree, SlotToken.POS, labelled_closers=True), words,
+                           SlotToken.POS) == tree

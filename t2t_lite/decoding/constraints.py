@@ -29,7 +29,7 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.data.encoders import EOS_ID, PAD_ID
-from t2t_lite.parsing.linearize import Kind, allowed_kinds, token_kinds
+from t2t_lite.parsing.linearize import Kind, SlotToken, allowed_kinds, token_kinds
 
 NEG_INF = float("-inf")
 
@@ -78,8 +78,7 @@ class TreeConstraint:
     input tokens are whole words: the number of words of an input row is its
     number of ids other than PAD and EOS.
 
-    With ``lexical`` (targets that spell the words, ``linearize(lexical=True)``)
-    a word slot allows only the id of the next input word, so the output copies
+    With ``SlotToken.WORD`` (lexicalized targets, which spell the words) a word slot allows only the id of the next input word, so the output copies
     the input exactly, and that id is scored with the model's whole word mass
     (the log-sum-exp over every word id): which word comes next is the
     constraint's business, the model only decides *that* a word comes now. A
@@ -94,8 +93,8 @@ class TreeConstraint:
     """
 
     def __init__(self, vocab: Sequence[str], eos_id: int = EOS_ID, pad_id: int = PAD_ID,
-                 keep_pos: bool = False, lexical: bool = False):
-        kinds = token_kinds(vocab, eos_id, pad_id, keep_pos, lexical)
+                 slot_token: SlotToken = SlotToken.PLACEHOLDER):
+        kinds = token_kinds(vocab, eos_id, pad_id, slot_token)
         missing = [kind.name for kind in (Kind.OPEN, Kind.WORD, Kind.CLOSE)
                    if not np.any(kinds == kind)]
         if missing:
@@ -105,7 +104,7 @@ class TreeConstraint:
         self.vocab_size = len(vocab)
         self.eos_id = eos_id
         self.pad_id = pad_id
-        self.lexical = lexical
+        self.lexical = slot_token is SlotToken.WORD
         self._kinds = tf.constant(kinds, tf.int32)
         self._not_word = tf.constant(kinds != Kind.WORD)[None, :]   # [1, V], built once
         self._table = tf.constant(_allowed_kinds_table())

@@ -4,10 +4,10 @@ The scheme. The source is the sentence's words joined by single spaces. The
 target is a depth-first walk of the tree, tokens joined by single spaces:
 
 * a constituent opens with ``(LABEL`` (label and bracket in one token: ``(S``, ``(NP``);
-* each word is the placeholder ``XX`` (its POS tag dropped, as Vinyals did), or,
-  with ``keep_pos=True``, its POS tag (``NNP``, ``-LRB-``), or, with
-  ``lexical=True``, the word itself (a lexicalized target: the decoder then
-  sees which word it has reached, instead of counting placeholders);
+* each word is a *slot token* (``SlotToken``): the placeholder ``XX`` (its POS
+  tag dropped, as Vinyals did; the default), its POS tag (``NNP``, ``-LRB-``),
+  or the word itself (a lexicalized target: the decoder then sees which word it
+  has reached, instead of counting placeholders);
 * a constituent closes with ``)``, or, with ``labelled_closers=True``, ``)LABEL``
   as in Vinyals' paper.
 
@@ -30,7 +30,7 @@ that constituent; at the end, words not yet placed are appended as XX leaves to
 the innermost open constituent (the top level if none is open), open
 constituents are closed (empty ones dropped), and several top-level pieces (or
 a lone word) are wrapped in a ``TOP`` root, which EVALB ignores. Leaves get the
-POS ``XX`` unless ``keep_pos`` is set.
+POS ``XX`` unless the slot tokens are POS tags.
 
 Constrained decoding. A prefix is summarised by three integers: words placed,
 open depth, and whether the last token was an opener. ``allowed_kinds`` maps
@@ -69,14 +69,23 @@ class Kind(enum.IntEnum):
 NUM_KINDS = len(Kind)
 
 
-def linearize(tree: Tree, keep_pos: bool = False, labelled_closers: bool = False,
-              lexical: bool = False) -> list[str]:
+class SlotToken(enum.Enum):
+    """What a word's target token is: one of these per linearization, never a mix."""
+
+    PLACEHOLDER = "placeholder"   # XX
+    POS = "pos"                   # its POS tag
+    WORD = "word"                 # the word itself (lexicalized targets)
+
+
+def linearize(tree: Tree, slot_token: SlotToken = SlotToken.PLACEHOLDER,
+              labelled_closers: bool = False) -> list[str]:
     """The target tokens of ``tree``, e.g. ``["(S", "(NP", "XX", ")", ...]``."""
     tokens: list[str] = []
 
     def walk(node: Tree) -> None:
         if node.is_preterminal:
-            tokens.append(node.word if lexical else node.label if keep_pos else WORD_SLOT)
+            tokens.append(node.word if slot_token is SlotToken.WORD
+                          else node.label if slot_token is SlotToken.POS else WORD_SLOT)
             return
         tokens.append(OPEN + node.label)
         for child in node.children:
@@ -87,11 +96,11 @@ def linearize(tree: Tree, keep_pos: bool = False, labelled_closers: bool = False
     return tokens
 
 
-def linearize_example(tree: Tree, keep_pos: bool = False, labelled_closers: bool = False,
-                      lexical: bool = False) -> dict[str, str]:
+def linearize_example(tree: Tree, slot_token: SlotToken = SlotToken.PLACEHOLDER,
+                      labelled_closers: bool = False) -> dict[str, str]:
     """``{"inputs": words joined by spaces, "targets": target tokens joined by spaces}``."""
     return {"inputs": " ".join(tree.words()),
-            "targets": " ".join(linearize(tree, keep_pos, labelled_closers, lexical))}
+            "targets": " ".join(linearize(tree, slot_token, labelled_closers))}
 
 
 def with_placeholder_tags(tree: Tree) -> Tree:
@@ -99,26 +108,26 @@ def with_placeholder_tags(tree: Tree) -> Tree:
     return replace_tags(tree, [WORD_SLOT] * len(tree.preterminals()))
 
 
-def token_kind(token: str, keep_pos: bool = False, lexical: bool = False) -> Kind:
+def token_kind(token: str, slot_token: SlotToken = SlotToken.PLACEHOLDER) -> Kind:
     """The kind of one target token (EOS is an id, not a token string, so never returned).
 
-    With ``keep_pos`` or ``lexical`` every token that is not a bracket fills a word slot.
+    Unless slot tokens are placeholders, every token that is not a bracket fills a word slot.
     """
     if token.startswith(OPEN):
         return Kind.OPEN if len(token) > len(OPEN) else Kind.OTHER
     if token.startswith(CLOSE):
         return Kind.CLOSE
-    if token == WORD_SLOT or ((keep_pos or lexical) and token):
+    if token == WORD_SLOT or (slot_token is not SlotToken.PLACEHOLDER and token):
         return Kind.WORD
     return Kind.OTHER
 
 
-def delinearize(tokens: Sequence[str] | str, words: Sequence[str], keep_pos: bool = False,
-                lexical: bool = False) -> Tree:
+def delinearize(tokens: Sequence[str] | str, words: Sequence[str],
+                slot_token: SlotToken = SlotToken.PLACEHOLDER) -> Tree:
     """A well-formed tree over exactly ``words`` from a (possibly malformed) target sequence.
 
-    Word slots take ``words`` in order whatever their token (``lexical``: the
-    model's copy of a word may be ``<UNK>``)."""
+    Word slots take ``words`` in order whatever their token (``SlotToken.WORD``:
+    the model's copy of a word may be ``<UNK>``)."""
     if not words:
         raise ValueError("delinearize needs at least one word: an empty sentence has no tree")
     if isinstance(tokens, str):
@@ -131,11 +140,12 @@ def delinearize(tokens: Sequence[str] | str, words: Sequence[str], keep_pos: boo
         (stack[-1].children if stack else top).append(node)
 
     for token in tokens:
-        kind = token_kind(token, keep_pos, lexical)
+        kind = token_kind(token, slot_token)
         if kind is Kind.OPEN:
             stack.append(Tree(token[len(OPEN):]))
         elif kind is Kind.WORD and placed < len(words):
-            attach(Tree.leaf(token if keep_pos else WORD_SLOT, words[placed]))
+            attach(Tree.leaf(token if slot_token is SlotToken.POS else WORD_SLOT,
+                             words[placed]))
             placed += 1
         elif kind is Kind.CLOSE and stack:
             node = stack.pop()
@@ -153,9 +163,9 @@ def delinearize(tokens: Sequence[str] | str, words: Sequence[str], keep_pos: boo
 
 
 def token_kinds(vocab: Sequence[str], eos_id: int = EOS_ID, pad_id: int = PAD_ID,
-                keep_pos: bool = False, lexical: bool = False) -> np.ndarray:
+                slot_token: SlotToken = SlotToken.PLACEHOLDER) -> np.ndarray:
     """int32[V]: the ``Kind`` of each vocabulary id (``vocab[i]`` is the token of id i)."""
-    kinds = np.array([token_kind(token, keep_pos, lexical) for token in vocab], dtype=np.int32)
+    kinds = np.array([token_kind(token, slot_token) for token in vocab], dtype=np.int32)
     kinds[pad_id] = Kind.OTHER
     kinds[eos_id] = Kind.EOS
     return kinds
@@ -200,9 +210,9 @@ class LinearizationConstraint:
     """
 
     def __init__(self, num_words: int, vocab: Sequence[str], eos_id: int = EOS_ID,
-                 pad_id: int = PAD_ID, keep_pos: bool = False):
+                 pad_id: int = PAD_ID, slot_token: SlotToken = SlotToken.PLACEHOLDER):
         self.num_words = num_words
-        self.kinds = token_kinds(vocab, eos_id, pad_id, keep_pos)
+        self.kinds = token_kinds(vocab, eos_id, pad_id, slot_token)
         self.words_placed = 0
         self.open_depth = 0
         self.last_was_open = False
