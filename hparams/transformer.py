@@ -1,33 +1,31 @@
 """Transformer hparams sets: the paper's base and big models and CPU sizes.
 
-Each set is a short function built on another, as in T2T. Keys (all typed):
+Each set is a short function built on another, as in T2T. Training keys
+(batching, loss, optimizer, learning rate) are ``basic_params``'s, documented in
+``t2t_lite/hparams/common.py``; the Transformer's own keys (all typed):
 
 model shape     hidden_size (d_model), filter_size (d_ff), num_heads,
                 num_encoder_layers, num_decoder_layers, attention_key_channels /
                 attention_value_channels (total d_k*h / d_v*h; 0 = hidden_size)
 regularisation  layer_prepostprocess_dropout (sub-layer outputs and
-                embeddings+positions), attention_dropout, relu_dropout,
-                label_smoothing
+                embeddings+positions), attention_dropout, relu_dropout
 structure       normalize_before (pre-norm; False = the paper's post-norm),
-                position_embedding ("timing" sinusoids or "learned"),
-                shared_embedding_and_softmax_weights, max_length
-optimisation    optimizer_adam_beta1/beta2/epsilon, learning_rate (a scale on the
-                schedule), learning_rate_schedule ("rsqrt_decay": the paper's
-                d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)),
-                learning_rate_warmup_steps, clip_grad_norm (0 = off)
-batching        batch_size (tokens per replica per step, source or target
-                side, whichever is longer), gradient_accumulation_steps,
-                length_bucket_step (bucket growth, 1.1 as in T2T; 0 = batches
-                that mix lengths, of batch_size // max_length examples)
+                position_embedding ("timing" sinusoids or "learned"; learned
+                ones make max_length part of the model's shape),
+                shared_embedding_and_softmax_weights
+
+The training defaults are the paper's: Adam(0.9, 0.98, 1e-9), the rsqrt_decay
+schedule with 4000 warmup steps, label smoothing 0.1, batches of 4096 tokens.
 """
 from t2t_lite.hparam import HParams
+from t2t_lite.hparams.common import basic_params
 from t2t_lite.registry import register_hparams
 
 
 @register_hparams
 def transformer_base() -> HParams:
     """The paper's base model (Vaswani et al. 2017, Table 3 row "base")."""
-    return HParams(
+    return basic_params().extend(
         hidden_size=512,
         filter_size=2048,
         num_heads=8,
@@ -38,21 +36,9 @@ def transformer_base() -> HParams:
         layer_prepostprocess_dropout=0.1,
         attention_dropout=0.0,
         relu_dropout=0.0,
-        label_smoothing=0.1,
         normalize_before=False,
         position_embedding="timing",
         shared_embedding_and_softmax_weights=True,
-        max_length=256,
-        optimizer_adam_beta1=0.9,
-        optimizer_adam_beta2=0.98,
-        optimizer_adam_epsilon=1e-9,
-        learning_rate=1.0,
-        learning_rate_schedule="rsqrt_decay",
-        learning_rate_warmup_steps=4000,
-        clip_grad_norm=0.0,
-        batch_size=4096,
-        gradient_accumulation_steps=1,
-        length_bucket_step=1.1,
     )
 
 

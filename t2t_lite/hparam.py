@@ -103,6 +103,12 @@ class HParams:
             raise HParamsError(f"hparam {key!r}: unsupported type {type(value).__name__}")
         self._values[key] = list(value) if isinstance(value, tuple) else value
 
+    def extend(self, **values: Any) -> "HParams":
+        """Adds new keys (an existing one raises ``HParamsError``); returns self."""
+        for key, value in values.items():
+            self.add_hparam(key, value)
+        return self
+
     def set_hparam(self, key: str, value: Any) -> None:
         default = self._values[self._known(key)]
         self._values[key] = _check_value(key, value, default)

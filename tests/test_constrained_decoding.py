@@ -7,7 +7,9 @@ import tensorflow as tf
 from t2t_lite.data.encoders import EOS_ID, PAD_ID, TokenTextEncoder
 from t2t_lite.decoding.beam_search import BeamSearchDecoder
 from t2t_lite.decoding.constraints import TreeConstraint
+from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
+from t2t_lite.models.luong import LSTMSeq2seqAttentionLuong
 from t2t_lite.models.transformer import Transformer
 from t2t_lite.parsing.linearize import (Kind, LinearizationConstraint, SlotToken, delinearize,
                                         linearize, token_kinds)
@@ -99,10 +101,18 @@ def untrained_transformer():
     return Transformer(hparams, ENCODER.vocab_size)
 
 
+def untrained_luong():
+    tf.keras.utils.set_random_seed(3)
+    hparams = lstm_attention_base().parse(
+        "hidden_size=16,embedding_size=8,num_encoder_layers=1,num_decoder_layers=1,"
+        "attention_scope=local_p,initializer_gain=0.3")
+    return LSTMSeq2seqAttentionLuong(hparams, ENCODER.vocab_size)
+
+
 @pytest.mark.parametrize("beam_size", [1, 4])
-@pytest.mark.parametrize("make_model", [untrained_transformer,
+@pytest.mark.parametrize("make_model", [untrained_transformer, untrained_luong,
                                         lambda: ToyRecurrentModel(len(TOKENS), seed=4)],
-                         ids=["transformer", "toy"])
+                         ids=["transformer", "lstm_luong", "toy"])
 def test_constrained_search_gives_well_formed_trees(make_model, beam_size):
     model = make_model()
     inputs = encode(SENTENCES)

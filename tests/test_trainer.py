@@ -5,6 +5,7 @@ import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.experiment import Experiment
+from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.problems.algorithmic import AlgorithmicReverseBinary40
 from t2t_lite.training.checkpoints import restore_model
@@ -32,37 +33,83 @@ def tiny_hparams(overrides=""):
     return hparams.parse(overrides) if overrides else hparams
 
 
-def make_trainer(data_dir, output_dir, hparams, strategy=None, **options):
-    experiment = Experiment(SmallReverse(), "transformer", "transformer_tiny", hparams,
-                            data_dir, str(output_dir))
+def make_trainer(data_dir, output_dir, hparams, strategy=None, model_name="transformer",
+                 **options):
+    experiment = Experiment(SmallReverse(), model_name, "test_hparams", hparams, data_dir,
+                            str(output_dir))
     return Trainer(experiment, TrainOptions(**options), strategy)
 
 
-def test_two_replicas_match_one_device(data_dir, tmp_path):
+def rnn_hparams(overrides):
+    hparams = lstm_attention_base().extend(maxout_units=8)
+    return hparams.parse("hidden_size=16,embedding_size=8,num_encoder_layers=2,"
+                         "num_decoder_layers=2,attention_size=8,batch_size=512,"
+                         "initializer_gain=0.3," + overrides)
+
+
+# (model, hparams): the second and third clip at a norm the first step exceeds.
+REPLICA_CASES = [
+    ("transformer", lambda: tiny_hparams("gradient_accumulation_steps=1")),
+    ("lstm_seq2seq_attention_bahdanau",
+     lambda: rnn_hparams("optimizer=adadelta,learning_rate=10.0,clip_grad_norm=0.05,"
+                         "reverse_source=false")),
+    ("lstm_seq2seq_attention_luong",
+     lambda: rnn_hparams("optimizer=sgd,learning_rate=1.0,clip_grad_norm=0.05,"
+                         "attention_scope=local_p,loss_normalizer=sentences")),
+]
+
+
+@pytest.mark.parametrize("model_name, make_hparams", REPLICA_CASES,
+                         ids=[case[0] for case in REPLICA_CASES])
+def test_two_replicas_match_one_device(data_dir, tmp_path, two_cpu_strategy, model_name,
+                                       make_hparams):
+    """One step on 2 logical CPU devices equals one step on one device with the same
+    global batch, clipping included (the summed gradient is clipped, not each part)."""
     batch = {"inputs": tf.constant([[2, 3, 3, 1], [3, 2, 1, 0], [2, 1, 0, 0], [3, 3, 2, 1]]),
              "targets": tf.constant([[3, 3, 2, 1], [2, 3, 1, 0], [2, 1, 0, 0], [2, 3, 3, 1]])}
     dataset = tf.data.Dataset.from_tensors(batch).repeat()
-    hparams = tiny_hparams("gradient_accumulation_steps=1")
-    single = make_trainer(data_dir, tmp_path / "one", hparams)
-    mirrored = make_trainer(data_dir, tmp_path / "two", hparams, tf.distribute.MirroredStrategy(
-        ["/cpu:0", "/cpu:1"]))
+    hparams = make_hparams()
+    single = make_trainer(data_dir, tmp_path / "one", hparams, model_name=model_name)
+    mirrored = make_trainer(data_dir, tmp_path / "two", hparams, two_cpu_strategy,
+                            model_name=model_name)
     assert mirrored.strategy.num_replicas_in_sync == 2
-    mirrored.model.set_weights(single.model.get_weights())
+    initial = single.model.get_weights()
+    mirrored.model.set_weights(initial)
     loss_one = single.train_on(dataset, 1)["loss"]
     loss_two = mirrored.train_on(dataset, 1)["loss"]
     assert loss_one == pytest.approx(loss_two, rel=1e-5)
     for a, b in zip(single.model.get_weights(), mirrored.model.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
-    assert any(not np.allclose(a, b) for a, b in
-               zip(single.model.get_weights(), make_trainer(
-                   data_dir, tmp_path / "fresh", hparams).model.get_weights()))
+    assert any(not np.allclose(a, b) for a, b in zip(single.model.get_weights(), initial))
+    if hparams.clip_grad_norm:  # the clip was active: without it the step differs
+        unclipped = make_trainer(data_dir, tmp_path / "unclipped",
+                                 hparams.copy().parse("clip_grad_norm=0.0"),
+                                 model_name=model_name)
+        unclipped.model.set_weights(initial)
+        unclipped.train_on(dataset, 1)
+        assert any(not np.allclose(a, b, rtol=1e-3) for a, b in
+                   zip(single.model.get_weights(), unclipped.model.get_weights()))
 
 
-def test_clipping_across_replicas_is_refused(data_dir, tmp_path):
-    with pytest.raises(ValueError, match="would clip each replica's part"):
-        make_trainer(data_dir, tmp_path / "clip", tiny_hparams("clip_grad_norm=1.0"),
-                     tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
-    assert not (tmp_path / "clip").exists()
+def test_sentence_normalized_loss_scales_the_step_by_tokens_per_sentence(data_dir, tmp_path):
+    """The RNN papers' objective (per-sentence sums averaged over sentences): with
+    plain SGD the update is the per-token one times tokens / sentences."""
+    batch = {"inputs": tf.constant([[2, 3, 1], [3, 1, 0]]),
+             "targets": tf.constant([[3, 2, 1], [3, 1, 0]])}  # 5 tokens, 2 sentences
+    dataset = tf.data.Dataset.from_tensors(batch).repeat()
+    steps = {}
+    for normalizer in ("tokens", "sentences"):
+        trainer = make_trainer(data_dir, tmp_path / normalizer, rnn_hparams(
+            f"optimizer=sgd,learning_rate=0.1,clip_grad_norm=0.0,loss_normalizer={normalizer}"),
+            model_name="lstm_seq2seq")
+        initial = trainer.model.get_weights()
+        trainer.train_on(dataset, 1)
+        steps[normalizer] = [a - b for a, b in zip(trainer.model.get_weights(), initial)]
+    for per_token, per_sentence in zip(steps["tokens"], steps["sentences"]):
+        np.testing.assert_allclose(per_sentence, per_token * 5 / 2, rtol=1e-3, atol=1e-7)
+    with pytest.raises(ValueError, match="unknown loss_normalizer 'words'"):
+        make_trainer(data_dir, tmp_path / "bad", rnn_hparams("loss_normalizer=words"),
+                     model_name="lstm_seq2seq")
 
 
 def test_gradient_accumulation_equals_one_big_batch(data_dir, tmp_path):

@@ -28,6 +28,7 @@ import tensorflow as tf
 
 from t2t_lite.data.encoders import PAD_ID
 from t2t_lite.hparam import HParams
+from t2t_lite.registry import snake_case
 
 
 def shift_right(targets: tf.Tensor) -> tf.Tensor:
@@ -46,9 +47,17 @@ class Seq2SeqModel(keras.Model, abc.ABC):
     # hparams keys that change the variables or their meaning: a checkpoint
     # cannot be resumed once one of them differs.
     shape_hparams: tuple[str, ...] = ()
+    # Other hparams keys the model reads (free to change between runs of one checkpoint).
+    required_hparams: tuple[str, ...] = ()
 
     def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
         super().__init__(**kwargs)
+        missing = [key for key in self.shape_hparams + self.required_hparams
+                   if key not in hparams]
+        if missing:
+            raise ValueError(f"model {snake_case(type(self).__name__)} needs hparams "
+                             f"{', '.join(missing)}, which these hparams lack: use an hparams "
+                             "set made for this model (see --registry_help)")
         self.hparams = hparams
         self.vocab_size = vocab_size
 
@@ -82,6 +91,19 @@ class Seq2SeqModel(keras.Model, abc.ABC):
 
         Every tensor has leading dim B and keeps its shape across steps.
         """
+
+    def attention_weights(self, features: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """Attention weights of the teacher-forced pass over ``features``.
+
+        {"encoder_decoder": float32 [B, T, S]}: row t is where the prediction
+        of targets[:, t] attended in the source, with source positions in the
+        order of ``features["inputs"]`` (whatever the model does inside, e.g.
+        reversing it). To see a decoded sentence's attention, pass the decoded
+        ids as targets: beam search itself never computes these. Models
+        without attention raise NotImplementedError.
+        """
+        raise NotImplementedError(f"model {snake_case(type(self).__name__)} has no attention "
+                                  "weights")
 
     @abc.abstractmethod
     def decode_step(self, ids: tf.Tensor, step: tf.Tensor,

@@ -31,6 +31,7 @@ class Transformer(Seq2SeqModel):
                      "num_decoder_layers", "attention_key_channels",
                      "attention_value_channels", "normalize_before", "position_embedding",
                      "shared_embedding_and_softmax_weights")
+    required_hparams = ("layer_prepostprocess_dropout", "attention_dropout", "relu_dropout")
 
     @classmethod
     def shape_keys(cls, hparams: HParams) -> tuple[str, ...]:

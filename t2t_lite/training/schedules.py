@@ -30,7 +30,7 @@ class RsqrtDecay(keras.optimizers.schedules.LearningRateSchedule):
 
 
 class Constant(keras.optimizers.schedules.LearningRateSchedule):
-    """A fixed rate ``learning_rate`` (used by RNN baselines and tests)."""
+    """A fixed rate ``learning_rate``."""
 
     def __init__(self, learning_rate: float):
         self.learning_rate = learning_rate
@@ -42,7 +42,35 @@ class Constant(keras.optimizers.schedules.LearningRateSchedule):
         return {"learning_rate": self.learning_rate}
 
 
-SCHEDULES = ("rsqrt_decay", "constant")
+class StepDecay(keras.optimizers.schedules.LearningRateSchedule):
+    """The RNN papers' schedule: ``learning_rate`` until ``start_step``, then
+    multiplied by ``rate`` every ``decay_steps`` (staircase).
+
+    Sutskever et al. halved SGD's 0.7 every half epoch after 5 epochs; Luong et
+    al. halved 1.0 every epoch after 5. Steps count from 0 (the optimizer's
+    iteration count), so ``learning_rate * rate`` first applies at step
+    ``start_step``.
+    """
+
+    def __init__(self, learning_rate: float, start_step: int, decay_steps: int, rate: float):
+        if decay_steps < 1:
+            raise ValueError(f"hparam learning_rate_decay_steps must be >= 1, got {decay_steps}")
+        self.learning_rate = learning_rate
+        self.start_step = start_step
+        self.decay_steps = decay_steps
+        self.rate = rate
+
+    def __call__(self, step):
+        past = tf.cast(step, tf.float32) - float(self.start_step)
+        decays = tf.where(past < 0.0, 0.0, tf.floor(past / float(self.decay_steps)) + 1.0)
+        return self.learning_rate * tf.pow(tf.constant(self.rate, tf.float32), decays)
+
+    def get_config(self) -> dict:
+        return {"learning_rate": self.learning_rate, "start_step": self.start_step,
+                "decay_steps": self.decay_steps, "rate": self.rate}
+
+
+SCHEDULES = ("rsqrt_decay", "constant", "step_decay")
 
 
 def learning_rate_schedule(hparams: HParams) -> keras.optimizers.schedules.LearningRateSchedule:
@@ -53,15 +81,8 @@ def learning_rate_schedule(hparams: HParams) -> keras.optimizers.schedules.Learn
                           hparams.learning_rate)
     if name == "constant":
         return Constant(hparams.learning_rate)
+    if name == "step_decay":
+        return StepDecay(hparams.learning_rate, hparams.learning_rate_decay_start_step,
+                         hparams.learning_rate_decay_steps, hparams.learning_rate_decay_rate)
     raise ValueError(f"unknown learning_rate_schedule {name!r}; "
                      f"choose one of: {', '.join(SCHEDULES)}")
-
-
-def adam_optimizer(hparams: HParams) -> keras.optimizers.Optimizer:
-    """Adam with the hparams' betas, epsilon, schedule and optional clipping."""
-    return keras.optimizers.Adam(
-        learning_rate=learning_rate_schedule(hparams),
-        beta_1=hparams.optimizer_adam_beta1,
-        beta_2=hparams.optimizer_adam_beta2,
-        epsilon=hparams.optimizer_adam_epsilon,
-        global_clipnorm=hparams.clip_grad_norm or None)

@@ -3,7 +3,9 @@
 One optimizer step sees ``gradient_accumulation_steps`` batches per replica.
 The loss is the label-smoothed cross-entropy summed over non-padding target
 tokens and divided by their global count (all replicas, all accumulated
-batches), so the update is the same whatever the number of replicas.
+batches), or by the global count of sentences (hparam loss_normalizer), so the
+update is the same whatever the number of replicas. Gradient clipping
+(clip_grad_norm) applies to that global gradient, not to a replica's part.
 """
 from __future__ import annotations
 
@@ -21,9 +23,10 @@ from t2t_lite.data.pipeline import batch_examples
 from t2t_lite.experiment import Experiment
 from t2t_lite.training.checkpoints import training_checkpoint
 from t2t_lite.training.losses import smoothed_cross_entropy
-from t2t_lite.training.schedules import adam_optimizer
+from t2t_lite.training.optimizers import make_optimizer
 
 SUM = tf.distribute.ReduceOp.SUM
+LOSS_NORMALIZERS = ("tokens", "sentences")
 
 
 @dataclasses.dataclass
@@ -55,19 +58,15 @@ class Trainer:
         self.dev_scorer = dev_scorer
         self.hparams = experiment.hparams
         self.strategy = strategy or tf.distribute.get_strategy()
-        if self.hparams.clip_grad_norm and self.strategy.num_replicas_in_sync > 1:
-            # Keras clips before its all-reduce: each replica's part, not the sum.
-            raise ValueError(
-                f"clip_grad_norm={self.hparams.clip_grad_norm} with "
-                f"{self.strategy.num_replicas_in_sync} replicas would clip each replica's "
-                "part of the gradient, not the gradient; train on one device "
-                "(CUDA_VISIBLE_DEVICES) or set clip_grad_norm=0.0")
+        if self.hparams.loss_normalizer not in LOSS_NORMALIZERS:
+            raise ValueError(f"unknown loss_normalizer {self.hparams.loss_normalizer!r}; "
+                             f"choose one of: {', '.join(LOSS_NORMALIZERS)}")
         keras.utils.set_random_seed(options.seed)
         with self.strategy.scope():
             self.model = experiment.build_model()
             dummy = tf.ones([1, 1], tf.int32)
             self.model({"inputs": dummy, "targets": dummy}, training=False)
-            self.optimizer = adam_optimizer(self.hparams)
+            self.optimizer = make_optimizer(self.hparams)
             self.optimizer.build(self.model.trainable_variables)
         self.checkpoint = training_checkpoint(self.model, self.optimizer)
         self.manager = tf.train.CheckpointManager(
@@ -104,7 +103,7 @@ class Trainer:
     def _replica_step(self, batches: list[dict]) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         variables = self.model.trainable_variables
         accumulated = [tf.zeros_like(v) for v in variables]
-        loss_sum = target_tokens = input_tokens = 0.0
+        loss_sum = target_tokens = input_tokens = sentences = 0.0
         for batch in batches:
             with tf.GradientTape() as tape:
                 logits = self.model(batch, training=True)
@@ -115,12 +114,33 @@ class Trainer:
             loss_sum += batch_loss
             target_tokens += batch_tokens
             input_tokens += tf.reduce_sum(tf.cast(batch["inputs"] != PAD_ID, tf.float32))
-        global_tokens = tf.distribute.get_replica_context().all_reduce(SUM, target_tokens)
-        scale = 1.0 / tf.maximum(global_tokens, 1.0)
+            sentences += tf.cast(tf.shape(batch["targets"])[0], tf.float32)
+        count = target_tokens if self.hparams.loss_normalizer == "tokens" else sentences
+        global_count = tf.distribute.get_replica_context().all_reduce(SUM, count)
+        scale = 1.0 / tf.maximum(global_count, 1.0)
         # The optimizer sums gradients over replicas; each is already divided by
         # the global count, so the sum is the gradient of the global mean loss.
-        self.optimizer.apply_gradients(zip([g * scale for g in accumulated], variables))
+        grads = [g * scale for g in accumulated]
+        if self.hparams.clip_grad_norm:
+            grads = self._clip_summed_gradient(grads)
+        self.optimizer.apply_gradients(zip(grads, variables))
         return loss_sum, target_tokens, input_tokens
+
+    def _clip_summed_gradient(self, grads: list[tf.Tensor]) -> list[tf.Tensor]:
+        """Each replica's share of the gradient, the sum over replicas rescaled to
+        norm ``clip_grad_norm`` when it is longer (Pascanu et al.; Sutskever et al.).
+
+        Keras would clip before its all-reduce, i.e. each replica's part. So the
+        replicas sum their parts here, all clip the same sum, and each hands the
+        optimizer 1/replicas of it, which the optimizer's own all-reduce sums
+        back. With several replicas that costs a second all-reduce of the
+        gradient, on steps with clipping only.
+        """
+        replicas = self.strategy.num_replicas_in_sync
+        if replicas > 1:
+            grads = tf.distribute.get_replica_context().all_reduce(SUM, grads)
+        clipped, _ = tf.clip_by_global_norm(grads, self.hparams.clip_grad_norm)
+        return [g / replicas for g in clipped] if replicas > 1 else clipped
 
     def _make_train_fn(self):
         micro_batches = self.hparams.gradient_accumulation_steps

@@ -1,0 +1,51 @@
+"""The training hparams every model's sets build on (T2T's ``basic_params1``).
+
+Keys read by the trainer, the input pipeline and the optimizer, whatever the
+model (all typed; model sets add their own shape keys):
+
+batching        batch_size (tokens per replica per step, source or target
+                side, whichever is longer), max_length, length_bucket_step
+                (bucket growth, 1.1 as in T2T; 0 = batches that mix lengths, of
+                batch_size // max_length examples), gradient_accumulation_steps
+loss            label_smoothing, loss_normalizer ("tokens": the summed loss over
+                the number of target tokens, as T2T; "sentences": over the number
+                of sentences, as the RNN papers' objective, which sums a
+                sentence's token losses)
+optimizer       optimizer ("adam", "sgd" or "adadelta"), optimizer_adam_beta1 /
+                beta2 / epsilon, optimizer_adadelta_rho / epsilon,
+                clip_grad_norm (rescale the gradient, all replicas summed, to
+                this global norm when it is larger; 0 = off)
+learning rate   learning_rate (the rate, or a scale on rsqrt_decay),
+                learning_rate_schedule ("rsqrt_decay": the Transformer's
+                d_model^-0.5 * min(step^-0.5, step * warmup^-1.5), with
+                learning_rate_warmup_steps; "constant"; "step_decay": constant
+                until learning_rate_decay_start_step, then multiplied by
+                learning_rate_decay_rate every learning_rate_decay_steps, as
+                the RNN papers halved theirs each (half) epoch)
+"""
+from t2t_lite.hparam import HParams
+
+
+def basic_params() -> HParams:
+    """Training defaults: Adam with the Transformer's settings, no clipping."""
+    return HParams(
+        batch_size=4096,
+        max_length=256,
+        length_bucket_step=1.1,
+        gradient_accumulation_steps=1,
+        label_smoothing=0.1,
+        loss_normalizer="tokens",
+        optimizer="adam",
+        optimizer_adam_beta1=0.9,
+        optimizer_adam_beta2=0.98,
+        optimizer_adam_epsilon=1e-9,
+        optimizer_adadelta_rho=0.95,
+        optimizer_adadelta_epsilon=1e-6,
+        clip_grad_norm=0.0,
+        learning_rate=1.0,
+        learning_rate_schedule="rsqrt_decay",
+        learning_rate_warmup_steps=4000,
+        learning_rate_decay_start_step=0,
+        learning_rate_decay_steps=1,
+        learning_rate_decay_rate=1.0,
+    )

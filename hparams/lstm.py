@@ -1,0 +1,147 @@
+"""Hparams sets of the RNN encoder-decoders: the papers' settings and CPU sizes.
+
+Model keys (see ``t2t_lite/models/recurrent.py``): hidden_size (cells per
+layer), embedding_size, num_encoder_layers, num_decoder_layers, dropout,
+reverse_source, shared_embedding, initializer, initializer_gain. Attention
+models add attention_size (the concat score's depth; 0 = hidden_size),
+attention_score ("dot", "general", "concat"), attention_scope ("global",
+"local_m", "local_p"), attention_window (D), input_feeding (Luong) and
+maxout_units (Bahdanau). Training keys are ``basic_params``'s
+(``t2t_lite/hparams/common.py``).
+
+The papers' batches were counted in sentences (128 for Sutskever and Luong,
+80 for Bahdanau); ours are counted in tokens, so each set takes a token count
+of about that many sentences, and their per-epoch schedules are written in
+steps of that batch on the paper's corpus (stated with each set). Their
+objective summed a sentence's token losses and averaged over sentences, which
+``loss_normalizer="sentences"`` reproduces: with a per-token mean their SGD
+learning rates would be some 30 times too small.
+"""
+from t2t_lite.hparam import HParams
+from t2t_lite.hparams.common import basic_params
+from t2t_lite.registry import register_hparams
+
+
+def lstm_base() -> HParams:
+    """Keys of every RNN model; SGD without decay, no smoothing, per-sentence loss."""
+    hparams = basic_params().extend(
+        hidden_size=1000,
+        embedding_size=1000,
+        num_encoder_layers=4,
+        num_decoder_layers=4,
+        dropout=0.0,
+        reverse_source=True,
+        shared_embedding=False,
+        initializer="uniform",
+        initializer_gain=0.1,
+    )
+    hparams.optimizer = "sgd"
+    hparams.learning_rate = 1.0
+    hparams.learning_rate_schedule = "constant"
+    hparams.label_smoothing = 0.0
+    hparams.loss_normalizer = "sentences"
+    hparams.clip_grad_norm = 5.0
+    hparams.max_length = 50
+    return hparams
+
+
+def lstm_attention_base() -> HParams:
+    """lstm_base with the attention keys, set to Luong's global general attention."""
+    return lstm_base().extend(
+        attention_size=0,
+        attention_score="general",
+        attention_scope="global",
+        attention_window=10,
+        input_feeding=True,
+    )
+
+
+@register_hparams
+def lstm_sutskever() -> HParams:
+    """Sutskever et al. (2014): 4 layers of 1000 cells, 1000-dim embeddings, reversed
+    source, uniform init in [-0.08, 0.08], gradient norm clipped at 5, SGD at 0.7
+    halved every half epoch after 5 epochs (7.5 in all), batches of 128 sentences.
+
+    Their WMT'14 En-Fr corpus had 12M sentence pairs: an epoch is about 94k
+    steps of 128 sentences (about 4000 tokens)."""
+    hparams = lstm_base()
+    hparams.initializer_gain = 0.08
+    hparams.learning_rate = 0.7
+    hparams.learning_rate_schedule = "step_decay"
+    hparams.learning_rate_decay_start_step = 470_000
+    hparams.learning_rate_decay_steps = 47_000
+    hparams.learning_rate_decay_rate = 0.5
+    hparams.batch_size = 4096
+    hparams.max_length = 100
+    return hparams
+
+
+@register_hparams
+def lstm_bahdanau() -> HParams:
+    """Bahdanau et al. (2015), RNNsearch-50: a bidirectional encoder and a decoder of
+    1000 units, 620-dim embeddings, additive attention of 1000, maxout of 500,
+    Adadelta (rho 0.95, eps 1e-6), gradient norm at most 1, batches of 80
+    sentences of up to 50 words, no source reversal. Keras's initializers stand
+    in for theirs (orthogonal recurrent weights as theirs were; Gaussian 0.01
+    elsewhere)."""
+    hparams = lstm_base().extend(attention_size=1000, maxout_units=500)
+    hparams.num_encoder_layers = 1
+    hparams.num_decoder_layers = 1
+    hparams.embedding_size = 620
+    hparams.reverse_source = False
+    hparams.initializer = "keras"
+    hparams.optimizer = "adadelta"
+    hparams.learning_rate = 1.0
+    hparams.clip_grad_norm = 1.0
+    hparams.batch_size = 2560
+    return hparams
+
+
+@register_hparams
+def lstm_luong_global_general() -> HParams:
+    """Luong et al. (2015): 4 layers of 1000 cells, 1000-dim embeddings, reversed source,
+    uniform init in [-0.1, 0.1], dropout 0.2, input feeding, SGD at 1.0 for 12
+    epochs halved every epoch after 8, gradient norm clipped at 5, batches of 128
+    sentences of up to 50 words.
+
+    Their WMT'14 En-De corpus had 4.5M sentence pairs: an epoch is about 35k
+    steps of 128 sentences (about 4000 tokens)."""
+    hparams = lstm_attention_base()
+    hparams.dropout = 0.2
+    hparams.learning_rate_schedule = "step_decay"
+    hparams.learning_rate_decay_start_step = 280_000
+    hparams.learning_rate_decay_steps = 35_000
+    hparams.learning_rate_decay_rate = 0.5
+    return hparams
+
+
+@register_hparams
+def lstm_luong_global_dot() -> HParams:
+    """Luong's global attention with the dot score h_t . h_s."""
+    hparams = lstm_luong_global_general()
+    hparams.attention_score = "dot"
+    return hparams
+
+
+@register_hparams
+def lstm_luong_global_concat() -> HParams:
+    """Luong's global attention with the concat score v_a . tanh(W_a [h_t; h_s])."""
+    hparams = lstm_luong_global_general()
+    hparams.attention_score = "concat"
+    return hparams
+
+
+@register_hparams
+def lstm_luong_local_m() -> HParams:
+    """Local attention around p_t = t, window D = 10, general score."""
+    hparams = lstm_luong_global_general()
+    hparams.attention_scope = "local_m"
+    return hparams
+
+
+@register_hparams
+def lstm_luong_local_p() -> HParams:
+    """Luong's best: local attention around a predicted p_t, D = 10, general score."""
+    hparams = lstm_luong_global_general()
+    hparams.attention_scope = "local_p"
+    return hparams

@@ -1,0 +1,150 @@
+"""What the RNN encoder-decoders share: embeddings, the (reversed) source, the
+softmax layer, and unrolling a decoder step over a target for teacher forcing.
+
+Hparams keys (all typed; see ``t2t_lite/hparams/lstm.py`` for the sets):
+hidden_size (LSTM cells per layer), embedding_size, num_encoder_layers,
+num_decoder_layers, dropout (on non-recurrent connections: embeddings, between
+layers, before the softmax), reverse_source (Sutskever et al.'s reversed
+source sentence), shared_embedding (one matrix for source and target
+embeddings; the problems' vocabularies are joint), initializer ("uniform" or
+"keras") and initializer_gain (the uniform range).
+"""
+from __future__ import annotations
+
+import abc
+from typing import Callable
+
+import keras
+import tensorflow as tf
+
+from t2t_lite.data.encoders import PAD_ID
+from t2t_lite.hparam import HParams
+from t2t_lite.layers.recurrent import LSTMState, make_initializers, reverse_source
+from t2t_lite.models.base import Seq2SeqModel, shift_right
+
+StepFn = Callable[[tf.Tensor, tf.Tensor, dict], tuple[dict, dict]]
+
+
+def unroll(step_fn: StepFn, inputs: tf.Tensor, state: dict) -> dict[str, tf.Tensor]:
+    """Runs ``step_fn(x_t, t, state) -> (outputs, state)`` over inputs [B, T, D].
+
+    Returns each output stacked over time, [B, T, ...]. A ``tf.while_loop``, so
+    that teacher forcing runs exactly the decoding step of ``decode_step``.
+    """
+    length = tf.shape(inputs)[1]
+    time_major = tf.transpose(inputs, [1, 0, 2])
+    first, _ = step_fn(time_major[0], tf.constant(0), state)  # only for the output structure
+    arrays = {key: tf.TensorArray(value.dtype, size=length) for key, value in first.items()}
+
+    def body(t, state, arrays):
+        outputs, state = step_fn(time_major[t], t, state)
+        return t + 1, state, {key: arrays[key].write(t, value) for key, value in outputs.items()}
+
+    _, _, arrays = tf.while_loop(lambda t, *_: t < length, body, [tf.constant(0), state, arrays])
+    return {key: tf.transpose(array.stack(), [1, 0] + list(range(2, first[key].shape.rank + 1)))
+            for key, array in arrays.items()}
+
+
+def states_to_dict(states: list[LSTMState]) -> dict[str, tf.Tensor]:
+    """[(h, c), ...] -> {"layer_0/h": h, "layer_0/c": c, ...} (a flat decode state)."""
+    flat = {}
+    for i, (h, c) in enumerate(states):
+        flat[f"layer_{i}/h"], flat[f"layer_{i}/c"] = h, c
+    return flat
+
+
+def states_from_dict(state: dict[str, tf.Tensor], num_layers: int) -> list[LSTMState]:
+    return [(state[f"layer_{i}/h"], state[f"layer_{i}/c"]) for i in range(num_layers)]
+
+
+class RecurrentSeq2Seq(Seq2SeqModel):
+    """Embeddings, source handling and the softmax of the RNN models."""
+
+    shape_hparams = ("hidden_size", "embedding_size", "num_encoder_layers",
+                     "num_decoder_layers", "shared_embedding")
+    required_hparams = ("dropout", "reverse_source", "initializer", "initializer_gain")
+
+    def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
+        super().__init__(hparams, vocab_size, **kwargs)
+        self.initializers = make_initializers(hparams.initializer, hparams.initializer_gain)
+        embedding = {"embeddings_initializer": self.initializers.embedding}
+        self.source_embedding = keras.layers.Embedding(
+            vocab_size, hparams.embedding_size, name="source_embedding", **embedding)
+        self.target_embedding = self.source_embedding if hparams.shared_embedding else (
+            keras.layers.Embedding(vocab_size, hparams.embedding_size,
+                                   name="target_embedding", **embedding))
+        self.output_dropout = keras.layers.Dropout(hparams.dropout)
+        self.softmax = keras.layers.Dense(vocab_size, name="softmax",
+                                          **self.initializers.dense_kwargs())
+
+    def build_layers(self, layers_and_depths: list[tuple[keras.layers.Layer, int]]) -> None:
+        """Creates every variable now (decoding may come before any ``call``):
+        the embeddings and each (layer, input depth) given."""
+        for embedding in (self.source_embedding, self.target_embedding):
+            if not embedding.built:
+                embedding.build((None, None))
+        for layer, depth in layers_and_depths:
+            layer.build((None, None, depth))
+
+    def embed_source(self, inputs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """inputs [B, S] -> (embeddings [B, S, E] of the source as the encoder reads
+        it (reversed with reverse_source), mask [B, S] bool, padding float32 [B, S])."""
+        if self.hparams.reverse_source:
+            inputs = reverse_source(inputs)
+        mask = tf.not_equal(inputs, PAD_ID)
+        return self.source_embedding(inputs), mask, 1.0 - tf.cast(mask, tf.float32)
+
+    def embed_targets(self, targets: tf.Tensor) -> tf.Tensor:
+        """The teacher-forced decoder inputs: embeddings of shift_right(targets)."""
+        return self.target_embedding(shift_right(targets))
+
+    def logits(self, x: tf.Tensor, training: bool = False) -> tf.Tensor:
+        """Decoder outputs [..., d] -> float32 logits [..., vocab_size]."""
+        return tf.cast(self.softmax(self.output_dropout(x, training=training)), tf.float32)
+
+    def source_order(self, weights: tf.Tensor, inputs: tf.Tensor) -> tf.Tensor:
+        """Attention weights [B, T, S] over the encoder's (maybe reversed) source ->
+        the same weights over the positions of ``inputs``."""
+        if not self.hparams.reverse_source:
+            return weights
+        # Reversing the real tokens is its own inverse.
+        return reverse_source(inputs, weights, axis=2)
+
+
+class AttentionSeq2Seq(RecurrentSeq2Seq):
+    """An RNN model whose decoder attends over the encoder's states.
+
+    Subclasses create ``self.attention`` (a ``RecurrentAttention``) and define
+    ``teacher_forced(features, training) -> (logits [B, T, V], weights [B, T, S])``;
+    the decode state holds "memory" [B, S, d], its projection "keys" and the
+    source "padding" [B, S] beside the decoder's own tensors.
+    """
+
+    def memory_state(self, memory: tf.Tensor, padding: tf.Tensor) -> dict[str, tf.Tensor]:
+        """What every step attends over, projected once per sentence."""
+        return {"memory": memory, "keys": self.attention.project_memory(memory),
+                "padding": padding}
+
+    def attend(self, query: tf.Tensor, step: tf.Tensor,
+               state: dict[str, tf.Tensor]) -> tuple[tf.Tensor, tf.Tensor]:
+        """One decoder state [B, d] at target position ``step`` -> (context [B, d_memory],
+        weights [B, S])."""
+        context, weights = self.attention(query[:, None], state["memory"], state["keys"],
+                                          state["padding"], positions=step[None])
+        return context[:, 0], weights[:, 0]
+
+    @abc.abstractmethod
+    def teacher_forced(self, features: dict[str, tf.Tensor],
+                       training: bool) -> tuple[tf.Tensor, tf.Tensor]:
+        """(logits [B, T, V], attention weights [B, T, S] over the encoder's source)."""
+
+    def call(self, features: dict[str, tf.Tensor], training: bool = False) -> tf.Tensor:
+        return self.teacher_forced(features, training)[0]
+
+    def attention_weights(self, features: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        weights = self.teacher_forced(features, training=False)[1]
+        return {"encoder_decoder": self.source_order(weights, features["inputs"])}
+
+    def initial_decode_state(self, encoded: dict[str, tf.Tensor],
+                             max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
+        return dict(encoded)

@@ -1,0 +1,224 @@
+"""The RNN encoder-decoders: the decoding interface, attention weights, hparams sets,
+and each model learning a small task."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_lite import registry
+from t2t_lite.data.encoders import EOS_ID, PAD_ID
+from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.experiment import Experiment
+from t2t_lite.hparams.lstm import lstm_attention_base
+from t2t_lite.hparams.transformer import transformer_tiny
+from t2t_lite.models.base import shift_right
+from t2t_lite.problems.algorithmic import AlgorithmicIdentityDecimal40
+from t2t_lite.training.trainer import TrainOptions, Trainer
+
+registry.load_builtins()
+
+VOCAB = 12
+INPUTS = tf.constant([[3, 4, 5, 6, 1, 0], [7, 1, 0, 0, 0, 0], [2, 9, 8, 3, 10, 1]])
+TARGETS = tf.constant([[8, 9, 1, 0, 0], [5, 6, 7, 2, 1], [4, 1, 0, 0, 0]])
+
+SEQ2SEQ = "lstm_seq2seq"
+BAHDANAU = "lstm_seq2seq_attention_bahdanau"
+LUONG = "lstm_seq2seq_attention_luong"
+# (model, hparams overrides): every model, score, scope, and input feeding on and off.
+CONFIGS = [
+    (SEQ2SEQ, "reverse_source=true"),
+    (SEQ2SEQ, "reverse_source=false,num_encoder_layers=1,num_decoder_layers=1"),
+    (BAHDANAU, "reverse_source=false"),
+    (LUONG, "attention_score=general,input_feeding=true"),
+    (LUONG, "attention_score=dot,input_feeding=false"),
+    (LUONG, "attention_score=concat,input_feeding=false,attention_scope=local_m"),
+    (LUONG, "attention_score=general,attention_scope=local_p,reverse_source=false"),
+]
+IDS = [f"{model.removeprefix('lstm_seq2seq')}[{over}]" for model, over in CONFIGS]
+
+
+def small_hparams(overrides: str = ""):
+    hparams = lstm_attention_base().extend(maxout_units=6)
+    hparams.parse("hidden_size=8,embedding_size=6,num_encoder_layers=2,num_decoder_layers=2,"
+                  "attention_size=5,attention_window=1,initializer_gain=0.5")
+    return hparams.parse(overrides) if overrides else hparams
+
+
+def make_model(name: str, overrides: str = ""):
+    tf.keras.utils.set_random_seed(7)
+    return registry.models[name](small_hparams(overrides), VOCAB)
+
+
+def incremental_logits(model, inputs, targets):
+    """Feeds the targets one step at a time through decode_step, in one tf.function."""
+    @tf.function
+    def run(inputs, targets):
+        state = model.initial_decode_state(model.encode(inputs), tf.shape(targets)[1])
+        shapes = tf.nest.map_structure(lambda t: t.shape, state)
+        previous = shift_right(targets)
+        logits = []
+        for step in range(targets.shape[1]):
+            step_logits, state = model.decode_step(previous[:, step], tf.constant(step), state)
+            logits.append(step_logits)
+        assert tf.nest.map_structure(lambda t: t.shape, state) == shapes
+        return tf.stack(logits, axis=1)
+    return run(inputs, targets).numpy()
+
+
+def test_registered_under_t2t_names():
+    assert {SEQ2SEQ, BAHDANAU, LUONG} <= set(registry.models.names())
+
+
+@pytest.mark.parametrize("name, overrides", CONFIGS, ids=IDS)
+def test_incremental_decoding_equals_teacher_forcing_and_padding_changes_nothing(name,
+                                                                                 overrides):
+    model = make_model(name, overrides)
+    forced = tf.function(lambda f: model(f))({"inputs": INPUTS, "targets": TARGETS}).numpy()
+    assert forced.shape == (3, 5, VOCAB)
+    np.testing.assert_allclose(incremental_logits(model, INPUTS, TARGETS), forced, atol=1e-4)
+    padded = tf.pad(INPUTS, [[0, 0], [0, 3]])
+    np.testing.assert_allclose(model({"inputs": padded, "targets": TARGETS}).numpy(), forced,
+                               atol=1e-5)
+    # Targets later than t do not reach position t.
+    changed = tf.concat([TARGETS[:, :3], tf.fill([3, 2], 4)], axis=1)
+    np.testing.assert_allclose(model({"inputs": INPUTS, "targets": changed}).numpy()[:, :4],
+                               forced[:, :4], atol=1e-5)
+
+
+def log_softmax(logits):
+    return logits - np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1, keepdims=True)
+                           ) - logits.max(-1, keepdims=True)
+
+
+def stepwise_argmax(model, input_row, max_length):
+    state = model.initial_decode_state(model.encode(input_row[None]), tf.constant(max_length))
+    ids, previous = [], PAD_ID
+    for step in range(max_length):
+        logits, state = model.decode_step(tf.constant([previous]), tf.constant(step), state)
+        previous = int(np.argmax(logits.numpy()[0]))
+        ids.append(previous)
+        if previous == EOS_ID:
+            break
+    return ids
+
+
+@pytest.mark.parametrize("name, overrides", CONFIGS[1::2] + CONFIGS[2:3], ids=IDS[1::2] + IDS[2:3])
+def test_beam_of_one_is_greedy_and_beam_scores_are_the_models_log_probs(name, overrides):
+    model = make_model(name, overrides)
+    greedy, _ = BeamSearchDecoder(model, beam_size=1, alpha=0.0)(INPUTS, 7)
+    for row in range(3):
+        expected = stepwise_argmax(model, INPUTS[row], 7)
+        assert greedy.numpy()[row, 0, :len(expected)].tolist() == expected
+    # Beam 3: the state is reordered with the beams, so every returned hypothesis's
+    # score is its teacher-forced log-prob (alpha 0: no length penalty).
+    ids, scores = (t.numpy() for t in BeamSearchDecoder(model, beam_size=3, alpha=0.0)(INPUTS, 7))
+    assert np.isfinite(scores[:, 0]).all()
+    for row in range(3):
+        for beam in np.flatnonzero(np.isfinite(scores[row])):
+            seq = ids[row, beam].tolist()
+            seq = seq[:seq.index(EOS_ID) + 1] if EOS_ID in seq else seq
+            logits = model({"inputs": INPUTS[row:row + 1],
+                            "targets": tf.constant([seq])}).numpy()[0]
+            log_prob = log_softmax(logits)[np.arange(len(seq)), seq].sum()
+            assert scores[row, beam] == pytest.approx(log_prob, abs=1e-4)
+
+
+@pytest.mark.parametrize("name, overrides", [c for c in CONFIGS if c[0] != SEQ2SEQ],
+                         ids=[i for c, i in zip(CONFIGS, IDS) if c[0] != SEQ2SEQ])
+def test_attention_weights_are_over_the_input_positions(name, overrides):
+    model = make_model(name, overrides)
+    weights = model.attention_weights({"inputs": INPUTS, "targets": TARGETS})["encoder_decoder"]
+    weights = weights.numpy()
+    assert weights.shape == (3, 5, 6)
+    assert np.all(weights[0, :, 5] == 0.0) and np.all(weights[1, :, 2:] == 0.0)
+    if "local_p" not in overrides:
+        np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+    if model.hparams.reverse_source:
+        # The encoder reads "6 5 4 3 EOS": its weights, reordered, are the ones returned.
+        _, internal = model.teacher_forced({"inputs": INPUTS, "targets": TARGETS}, False)
+        internal = internal.numpy()
+        np.testing.assert_allclose(weights[0, :, [3, 2, 1, 0, 4]], internal[0, :, :5].T,
+                                   atol=1e-6)
+
+
+def test_sutskever_model_has_no_attention_weights():
+    with pytest.raises(NotImplementedError, match="lstm_seq2seq has no attention"):
+        make_model(SEQ2SEQ).attention_weights({"inputs": INPUTS, "targets": TARGETS})
+
+
+@pytest.mark.parametrize("name, hparams, message", [
+    (LUONG, transformer_tiny(), "needs hparams embedding_size"),
+    ("transformer", small_hparams(), "needs hparams filter_size"),
+    (SEQ2SEQ, small_hparams("num_decoder_layers=3"), "num_encoder_layers == num_decoder_layers"),
+    (LUONG, small_hparams("attention_scope=nearby"), "unknown attention_scope"),
+    (BAHDANAU, small_hparams("initializer=normal"), "unknown initializer"),
+])
+def test_mismatched_hparams_are_refused_with_the_missing_keys(name, hparams, message):
+    with pytest.raises(ValueError, match=message):
+        registry.models[name](hparams, VOCAB)
+
+
+# Each registered RNN set names its model by its prefix.
+SET_MODELS = {"lstm_sutskever": SEQ2SEQ, "lstm_bahdanau": BAHDANAU, "lstm_luong": LUONG,
+              "lstm_seq2seq": SEQ2SEQ, "lstm_attention": LUONG}
+
+
+@pytest.mark.parametrize("set_name", [n for n in registry.hparams_sets.names()
+                                      if n.startswith("lstm_")])
+def test_every_lstm_set_builds_its_model(set_name):
+    hparams = registry.hparams_sets[set_name]()
+    model_name = next(model for prefix, model in SET_MODELS.items()
+                      if set_name.startswith(prefix))
+    # The papers' shapes, scaled down: the keys and their meaning are what is tested.
+    for key, value in (("hidden_size", 8), ("embedding_size", 6), ("attention_size", 4),
+                       ("maxout_units", 3)):
+        if key in hparams:
+            hparams.set_hparam(key, value)
+    model = registry.models[model_name](hparams, VOCAB)
+    assert model({"inputs": INPUTS, "targets": TARGETS}).shape == (3, 5, VOCAB)
+
+
+class ShortCopy(AlgorithmicIdentityDecimal40):
+    """Copy 1..8 symbols of 5."""
+    num_symbols = 5
+    max_length = 8
+    split_sizes = {"train": 5000, "dev": 200, "test": 10}
+    name = "algorithmic_identity_decimal40"
+
+
+@pytest.fixture(scope="module")
+def copy_data(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("copy_data"))
+    ShortCopy().generate_data(path, path)
+    return path
+
+
+# (model, overrides, sequence accuracy to reach on dev, within this many steps).
+LEARNERS = [
+    (SEQ2SEQ, "", 0.75, 600),
+    (BAHDANAU, "reverse_source=false", 0.9, 400),
+    (LUONG, "attention_score=general", 0.9, 400),
+    (LUONG, "attention_scope=local_p,reverse_source=false,attention_window=2", 0.9, 500),
+]
+
+
+@pytest.mark.parametrize("name, overrides, target, max_steps", LEARNERS,
+                         ids=[f"{m}[{o}]" for m, o, _, _ in LEARNERS])
+def test_each_model_learns_to_copy(copy_data, tmp_path, name, overrides, target, max_steps):
+    hparams = small_hparams(
+        "hidden_size=32,embedding_size=16,num_encoder_layers=1,num_decoder_layers=1,"
+        "attention_size=32,maxout_units=32,initializer=keras,optimizer=adam,"
+        "learning_rate=0.01,optimizer_adam_beta2=0.999,optimizer_adam_epsilon=1e-7,"
+        "loss_normalizer=tokens,batch_size=256,max_length=10,length_bucket_step=0")
+    if overrides:
+        hparams.parse(overrides)
+    trainer = Trainer(Experiment(ShortCopy(), name, "lstm_test", hparams, copy_data,
+                                 str(tmp_path)),
+                      TrainOptions(save_checkpoints_steps=10**6, save_checkpoints_minutes=1e6,
+                                   log_every_steps=10**6, eval_every_steps=10**6))
+    accuracy = 0.0
+    for steps in range(200, max_steps + 1, 100):
+        trainer.options.train_steps = steps
+        accuracy = trainer.train()["sequence_accuracy"]
+        if accuracy >= target:
+            break
+    assert accuracy >= target, (trainer.step, accuracy)
