@@ -3,7 +3,8 @@
     t2t-bleu --translation=newstest2014.de.decoded --reference=newstest2014.de
 
 prints cased sacreBLEU with its signature, lowercased sacreBLEU, and the
-paper's tokenized BLEU (Moses tokens, compounds split, multi-bleu).
+paper's tokenized BLEU (Moses tokens, compounds split, multi-bleu). With
+--source=newstest2014.en it also prints BLEU by source sentence length.
 """
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--language", default="de",
                         help="target language for the Moses-style tokenization of the "
                              "tokenized BLEU (en, de, fr; others use the generic rules)")
+    parser.add_argument("--source", default="",
+                        help="the source sentences, line-aligned: also print BLEU by source "
+                             "length (in words), as Bahdanau et al.'s Figure 2")
+    parser.add_argument("--length_buckets", default="10,20,30",
+                        help="with --source: upper bounds of the length buckets; the last "
+                             "bucket holds everything longer")
     return parser.parse_args(argv)
 
 
@@ -36,6 +43,14 @@ def score(argv: Sequence[str] | None) -> int:
     args = _parse_args(argv)
     hyps, refs = bleu.read_translation_and_reference(args.translation, args.reference)
     print("\n".join(bleu.bleu_report(hyps, refs, args.language).lines()))
+    if args.source:
+        try:
+            bounds = [int(b) for b in args.length_buckets.split(",")]
+        except ValueError:
+            raise ValueError(f"--length_buckets={args.length_buckets!r}: expected "
+                             "comma-separated integers such as 10,20,30") from None
+        buckets = bleu.bleu_by_source_length(bleu.read_lines(args.source), hyps, refs, bounds)
+        print("\n".join(bucket.line() for bucket in buckets))
     return 0
 
 

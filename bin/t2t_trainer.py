@@ -75,7 +75,7 @@ def train(argv: Sequence[str] | None) -> int:
                                      decode_overrides=args.decode_eval_hparams)
     trainer = Trainer(experiment, options, make_strategy(), dev_scorer)
     metrics = trainer.train()
-    print(json.dumps({"step": trainer.step, **metrics}))
+    print(json.dumps({"step": trainer.step, **metrics, **trainer.run_summary()}))
     return 0
 
 

@@ -145,3 +145,65 @@ def lstm_luong_local_p() -> HParams:
     hparams = lstm_luong_global_general()
     hparams.attention_scope = "local_p"
     return hparams
+
+
+def _on_a_cpu(hparams: HParams) -> HParams:
+    """A paper's model sized and trained for a small corpus on a 2-core CPU, like
+    transformer_multi30k: 2 layers of 256 cells, 256-dim embeddings, dropout
+    0.3, batches of 2048 tokens, label smoothing 0.1, Adam with a constant rate,
+    gradient norm clipped at 5. The same recipe for each RNN, so that a
+    comparison between them measures the architectures."""
+    hparams.hidden_size = 256
+    hparams.embedding_size = 256
+    hparams.num_encoder_layers = min(hparams.num_encoder_layers, 2)
+    hparams.num_decoder_layers = min(hparams.num_decoder_layers, 2)
+    hparams.dropout = 0.3
+    hparams.initializer = "keras"
+    hparams.optimizer = "adam"
+    hparams.optimizer_adam_beta2 = 0.999
+    hparams.optimizer_adam_epsilon = 1e-8
+    hparams.learning_rate = 0.001
+    hparams.learning_rate_schedule = "constant"
+    hparams.loss_normalizer = "tokens"
+    hparams.label_smoothing = 0.1
+    hparams.clip_grad_norm = 5.0
+    hparams.batch_size = 2048
+    hparams.max_length = 128
+    return hparams
+
+
+@register_hparams
+def lstm_seq2seq_multi30k() -> HParams:
+    """lstm_sutskever for Multi30k on a CPU (reversed source)."""
+    return _on_a_cpu(lstm_sutskever())
+
+
+@register_hparams
+def lstm_bahdanau_multi30k() -> HParams:
+    """lstm_bahdanau for Multi30k on a CPU (one bidirectional layer, maxout 256)."""
+    hparams = _on_a_cpu(lstm_bahdanau())
+    hparams.attention_size = 256
+    hparams.maxout_units = 256
+    return hparams
+
+
+@register_hparams
+def lstm_luong_multi30k() -> HParams:
+    """lstm_luong_global_general for Multi30k on a CPU; pick the score and scope with
+    --hparams='attention_score=dot,attention_scope=local_p'."""
+    return _on_a_cpu(lstm_luong_global_general())
+
+
+@register_hparams
+def lstm_attention_parsing() -> HParams:
+    """An LSTM with attention in the shape of Vinyals et al. (2015), "Grammar as a
+    Foreign Language" (LSTM+A): 3 layers of 256 cells, dropout, reversed input,
+    an additive (concat) attention whose output is fed to the next step; trained
+    as the CPU sets above, for lstm_seq2seq_attention_luong on the treebank sample.
+    Linearized trees run to about 2.6 tokens a word: max_length 512."""
+    hparams = _on_a_cpu(lstm_luong_global_general())
+    hparams.num_encoder_layers = 3
+    hparams.num_decoder_layers = 3
+    hparams.attention_score = "concat"
+    hparams.max_length = 512
+    return hparams

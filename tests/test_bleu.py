@@ -98,3 +98,25 @@ def test_cli_missing_file_is_one_line_error(tmp_path, capsys):
     assert t2t_bleu.main(["--translation", missing, "--reference", ref]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and missing in err
+
+
+def test_bleu_by_source_length_scores_each_bucket_alone(tmp_path, capsys):
+    sources = ["one two", "a b c d e", "short one here", "x " * 12, "y " * 25]
+    refs = ["the dog runs fast today", "a cat sleeps on the sofa", "we go home now",
+            "long sentence of many words here", "longest of them all by far here"]
+    # Short sources translated perfectly, the middle ones badly, long ones perfectly.
+    hyps = [refs[0], "zz qq", refs[2], "nothing at all matches", refs[4]]
+    buckets = bleu.bleu_by_source_length(sources, hyps, refs, [3, 20])
+    assert [(b.low, b.high, b.sentences) for b in buckets] == [(1, 3, 2), (4, 20, 2),
+                                                               (21, None, 1)]
+    assert [round(b.lowercased) for b in buckets] == [100, 0, 100]
+    assert buckets[2].line().startswith("source     21+ words:     1 sentences")
+    src, hyp, ref = (_write(tmp_path / name, lines) for name, lines in
+                     (("src", sources), ("hyp", hyps), ("ref", refs)))
+    assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}", f"--source={src}",
+                          "--length_buckets=3,20"]) == 0
+    assert capsys.readouterr().out.splitlines()[3:] == [b.line() for b in buckets]
+    with pytest.raises(bleu.BleuInputError, match="increasing positive integers"):
+        bleu.bleu_by_source_length(sources, hyps, refs, [20, 3])
+    with pytest.raises(bleu.BleuInputError, match="4 source lines but 5 translations"):
+        bleu.bleu_by_source_length(sources[:4], hyps, refs, [3])

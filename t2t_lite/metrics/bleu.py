@@ -190,6 +190,46 @@ def bleu_report(hyps: Sequence[str], refs: Sequence[str], language: str = "de") 
     return BleuReport(cased, cased_sig, lower, lower_sig, tokenized_bleu(hyps, refs, language))
 
 
+@dataclasses.dataclass(frozen=True)
+class LengthBucketBleu:
+    """Lowercased sacreBLEU of the sentences whose source has ``low``..``high`` words."""
+    low: int
+    high: int | None  # None: no upper bound
+    sentences: int
+    lowercased: float
+
+    def line(self) -> str:
+        words = f"{self.low}-{self.high}" if self.high is not None else f"{self.low}+"
+        return (f"source {words:>7} words: {self.sentences:5d} sentences, "
+                f"sacreBLEU (lowercased) {self.lowercased:6.2f}")
+
+
+def bleu_by_source_length(sources: Sequence[str], hyps: Sequence[str], refs: Sequence[str],
+                          upper_bounds: Sequence[int]) -> list[LengthBucketBleu]:
+    """BLEU by source sentence length in words, as Bahdanau et al.'s Figure 2.
+
+    ``upper_bounds`` (increasing) split lengths into 1..b0, b0+1..b1, ...,
+    and a last bucket above the last bound. Empty buckets are left out.
+    """
+    _check_parallel(hyps, refs)
+    if len(sources) != len(hyps):
+        raise BleuInputError(f"{len(sources)} source lines but {len(hyps)} translations: "
+                             "the source must be line-aligned with the translation")
+    if list(upper_bounds) != sorted(set(upper_bounds)) or min(upper_bounds, default=1) < 1:
+        raise BleuInputError(f"length bucket bounds must be increasing positive integers, "
+                             f"got {list(upper_bounds)}")
+    edges = [0, *upper_bounds, None]
+    buckets = []
+    for low, high in zip(edges, edges[1:]):
+        rows = [i for i, source in enumerate(sources)
+                if low < len(source.split()) and (high is None or len(source.split()) <= high)]
+        if rows:
+            score, _ = sacre_bleu([hyps[i] for i in rows], [refs[i] for i in rows],
+                                  lowercase=True)
+            buckets.append(LengthBucketBleu(low + 1, high, len(rows), score))
+    return buckets
+
+
 def read_lines(path: str) -> list[str]:
     """The lines of a UTF-8 text file (``.gz`` is decompressed), newlines removed."""
     if not os.path.isfile(path):

@@ -74,6 +74,9 @@ class Trainer:
             checkpoint_name="ckpt")
         self._train_fn = None
         self._eval_fn = None
+        # Time in training steps (the first step of a run, which traces, left out).
+        self.steady_seconds = 0.0
+        self.steady_target_tokens = 0.0
         self._eval_datasets: dict[str, tf.distribute.DistributedDataset] = {}
 
     @property
@@ -180,10 +183,16 @@ class Trainer:
         window = _Window()
         started = last_save = time.monotonic()
         deadline = started + opts.train_minutes * 60.0 if opts.train_minutes else float("inf")
+        first_step = True  # traces the step function: not counted in the speed
         try:
             while self.step < opts.train_steps and time.monotonic() < deadline:
+                step_started = time.monotonic()
                 loss, tgt_tokens, src_tokens = self._train_fn(iterator)
                 window.add(float(loss), float(tgt_tokens), float(src_tokens))
+                if not first_step:
+                    self.steady_seconds += time.monotonic() - step_started
+                    self.steady_target_tokens += float(tgt_tokens)
+                first_step = False
                 step = self.step
                 if step % opts.log_every_steps == 0:
                     self._log(writer, step, window.flush())
@@ -205,6 +214,14 @@ class Trainer:
                 f"ckpt-{self.step}"):
             self.manager.save(checkpoint_number=self.step)
         return self.evaluate()
+
+    def run_summary(self) -> dict[str, float]:
+        """The model's parameter count and the training speed of this process's steps
+        (target tokens per second of step time, evaluation and saving excluded)."""
+        return {"parameters": sum(int(v.shape.num_elements()) for v in
+                                  self.model.trainable_variables),
+                "train_target_tokens_per_s": self.steady_target_tokens / max(
+                    self.steady_seconds, 1e-9)}
 
     def _log(self, writer, step: int, stats: dict[str, float]) -> None:
         lr = float(self.optimizer.learning_rate.numpy()) if hasattr(
