@@ -150,9 +150,13 @@ def lstm_luong_local_p() -> HParams:
 def _on_a_cpu(hparams: HParams) -> HParams:
     """A paper's model sized and trained for a small corpus on a 2-core CPU, like
     transformer_multi30k: 2 layers of 256 cells, 256-dim embeddings, dropout
-    0.3, batches of 2048 tokens, label smoothing 0.1, Adam with a constant rate,
+    0.3, batches of 2048 tokens, label smoothing 0.1, Adam at a constant 0.003,
     gradient norm clipped at 5. The same recipe for each RNN, so that a
-    comparison between them measures the architectures."""
+    comparison between them measures the architectures.
+
+    The rate was chosen on Multi30k val with lstm_luong_multi30k: dev loss after
+    5 minutes (about 680 steps) 4.68 at 0.001, 4.45 at 0.003, and 4.61 at 0.003
+    with dropout 0.1; at 0.003 it reached 2.61 after 15 minutes."""
     hparams.hidden_size = 256
     hparams.embedding_size = 256
     hparams.num_encoder_layers = min(hparams.num_encoder_layers, 2)
@@ -162,7 +166,7 @@ def _on_a_cpu(hparams: HParams) -> HParams:
     hparams.optimizer = "adam"
     hparams.optimizer_adam_beta2 = 0.999
     hparams.optimizer_adam_epsilon = 1e-8
-    hparams.learning_rate = 0.001
+    hparams.learning_rate = 0.003
     hparams.learning_rate_schedule = "constant"
     hparams.loss_normalizer = "tokens"
     hparams.label_smoothing = 0.1

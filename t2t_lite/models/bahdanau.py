@@ -91,7 +91,8 @@ class LSTMSeq2seqAttentionBahdanau(AttentionSeq2Seq):
                        training: bool) -> tuple[tf.Tensor, tf.Tensor]:
         state = self.encode(features["inputs"], training=training)
         embedded = self.embed_targets(features["targets"])
-        steps = unroll(lambda x, t, s: self._step(x, t, s, training), embedded, state)
+        steps = unroll(lambda x, t, s: self._step(x, t, s, training), embedded, state,
+                       ("output", "context", "weights"))
         logits = self._logits(steps["output"], embedded, steps["context"], training)
         return logits, steps["weights"]
 

@@ -50,10 +50,6 @@ class LSTMSeq2seq(RecurrentSeq2Seq):
             training=training)
         return self.logits(outputs, training=training)
 
-    def initial_decode_state(self, encoded: dict[str, tf.Tensor],
-                             max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
-        return dict(encoded)
-
     def decode_step(self, ids: tf.Tensor, step: tf.Tensor,
                     state: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         states = states_from_dict(state, self.hparams.num_decoder_layers)

@@ -93,7 +93,8 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
         state = self.encode(features["inputs"], training=training)
         embedded = self.embed_targets(features["targets"])
         if self.hparams.input_feeding:
-            steps = unroll(lambda x, t, s: self._step(x, t, s, training), embedded, state)
+            steps = unroll(lambda x, t, s: self._step(x, t, s, training), embedded, state,
+                       ("attentional", "weights"))
             attentional, weights = steps["attentional"], steps["weights"]
         else:
             outputs, _ = self.decoder(

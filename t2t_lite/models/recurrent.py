@@ -25,24 +25,26 @@ from t2t_lite.models.base import Seq2SeqModel, shift_right
 StepFn = Callable[[tf.Tensor, tf.Tensor, dict], tuple[dict, dict]]
 
 
-def unroll(step_fn: StepFn, inputs: tf.Tensor, state: dict) -> dict[str, tf.Tensor]:
+def unroll(step_fn: StepFn, inputs: tf.Tensor, state: dict,
+           output_keys: tuple[str, ...]) -> dict[str, tf.Tensor]:
     """Runs ``step_fn(x_t, t, state) -> (outputs, state)`` over inputs [B, T, D].
 
-    Returns each output stacked over time, [B, T, ...]. A ``tf.while_loop``, so
-    that teacher forcing runs exactly the decoding step of ``decode_step``.
+    ``outputs`` is a dict of float32 tensors [B, ...] with ``output_keys``;
+    returns each stacked over time, [B, T, ...]. A ``tf.while_loop``, so that
+    teacher forcing runs exactly the decoding step of ``decode_step``.
     """
     length = tf.shape(inputs)[1]
     time_major = tf.transpose(inputs, [1, 0, 2])
-    first, _ = step_fn(time_major[0], tf.constant(0), state)  # only for the output structure
-    arrays = {key: tf.TensorArray(value.dtype, size=length) for key, value in first.items()}
+    arrays = {key: tf.TensorArray(tf.float32, size=length) for key in output_keys}
 
     def body(t, state, arrays):
         outputs, state = step_fn(time_major[t], t, state)
-        return t + 1, state, {key: arrays[key].write(t, value) for key, value in outputs.items()}
+        return t + 1, state, {key: arrays[key].write(t, outputs[key]) for key in output_keys}
 
     _, _, arrays = tf.while_loop(lambda t, *_: t < length, body, [tf.constant(0), state, arrays])
-    return {key: tf.transpose(array.stack(), [1, 0] + list(range(2, first[key].shape.rank + 1)))
-            for key, array in arrays.items()}
+    stacked = {key: array.stack() for key, array in arrays.items()}  # [T, B, ...]
+    return {key: tf.transpose(value, tf.concat([[1, 0], tf.range(2, tf.rank(value))], 0))
+            for key, value in stacked.items()}
 
 
 def states_to_dict(states: list[LSTMState]) -> dict[str, tf.Tensor]:
@@ -76,6 +78,11 @@ class RecurrentSeq2Seq(Seq2SeqModel):
         self.output_dropout = keras.layers.Dropout(hparams.dropout)
         self.softmax = keras.layers.Dense(vocab_size, name="softmax",
                                           **self.initializers.dense_kwargs())
+
+    def initial_decode_state(self, encoded: dict[str, tf.Tensor],
+                             max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
+        """An RNN's decode state starts as what ``encode`` returns (no cache to size)."""
+        return dict(encoded)
 
     def build_layers(self, layers_and_depths: list[tuple[keras.layers.Layer, int]]) -> None:
         """Creates every variable now (decoding may come before any ``call``):
@@ -144,7 +151,3 @@ class AttentionSeq2Seq(RecurrentSeq2Seq):
     def attention_weights(self, features: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         weights = self.teacher_forced(features, training=False)[1]
         return {"encoder_decoder": self.source_order(weights, features["inputs"])}
-
-    def initial_decode_state(self, encoded: dict[str, tf.Tensor],
-                             max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
-        return dict(encoded)
