@@ -72,9 +72,27 @@ def maxout(x: tf.Tensor, pieces: int) -> tf.Tensor:
     return tf.reduce_max(grouped, axis=-1)
 
 
-class StackedLSTM(keras.layers.Layer):
-    """``num_layers`` LSTMs of ``units`` cells, each fed the (dropped out) output
-    of the one below.
+class _LayerStack(keras.layers.Layer):
+    """Recurrent layers, each fed the (dropped out) output of the one below."""
+
+    def __init__(self, layers: list[keras.layers.Layer], output_depth: int, dropout: float,
+                 **kwargs):
+        super().__init__(**kwargs)
+        if not layers:
+            raise ValueError("an LSTM stack needs at least one layer, got 0")
+        self.stack = layers
+        self.output_depth = output_depth
+        self.dropouts = [keras.layers.Dropout(dropout) for _ in layers]
+
+    def build(self, input_shape) -> None:
+        depth = input_shape[-1]
+        for layer in self.stack:
+            layer.build((None, None, depth))
+            depth = self.output_depth
+
+
+class StackedLSTM(_LayerStack):
+    """``num_layers`` LSTMs of ``units`` cells.
 
     ``call`` runs whole sequences; ``step`` advances every layer by one
     position with the same weights. States are a list of (h, c) per layer,
@@ -83,20 +101,10 @@ class StackedLSTM(keras.layers.Layer):
 
     def __init__(self, units: int, num_layers: int, dropout: float,
                  initializers: Initializers, **kwargs):
-        super().__init__(**kwargs)
-        if num_layers < 1:
-            raise ValueError(f"an LSTM stack needs at least one layer, got {num_layers}")
+        super().__init__([keras.layers.LSTM(units, return_sequences=True, return_state=True,
+                                            name=f"lstm_{i}", **initializers.lstm_kwargs())
+                          for i in range(num_layers)], units, dropout, **kwargs)
         self.units = units
-        self.lstms = [keras.layers.LSTM(units, return_sequences=True, return_state=True,
-                                        name=f"lstm_{i}", **initializers.lstm_kwargs())
-                      for i in range(num_layers)]
-        self.dropouts = [keras.layers.Dropout(dropout) for _ in range(num_layers)]
-
-    def build(self, input_shape) -> None:
-        depth = input_shape[-1]
-        for lstm in self.lstms:
-            lstm.build((None, None, depth))
-            depth = self.units
 
     def call(self, x: tf.Tensor, sequence_mask: tf.Tensor | None = None,
              initial_states: list[LSTMState] | None = None,
@@ -104,7 +112,7 @@ class StackedLSTM(keras.layers.Layer):
         """x [B, T, depth] (sequence_mask [B, T]: False at padding, whose steps carry
         the state on) -> (top outputs [B, T, units], final (h, c) of every layer)."""
         states = []
-        for i, (lstm, dropout) in enumerate(zip(self.lstms, self.dropouts)):
+        for i, (lstm, dropout) in enumerate(zip(self.stack, self.dropouts)):
             initial = list(initial_states[i]) if initial_states else None
             x, h, c = lstm(dropout(x, training=training), mask=sequence_mask,
                            initial_state=initial, training=training)
@@ -115,43 +123,32 @@ class StackedLSTM(keras.layers.Layer):
              training: bool = False) -> tuple[tf.Tensor, list[LSTMState]]:
         """x [B, depth], one position -> (top output [B, units], new states)."""
         new_states = []
-        for lstm, dropout, (h, c) in zip(self.lstms, self.dropouts, states):
+        for lstm, dropout, (h, c) in zip(self.stack, self.dropouts, states):
             x, (h, c) = lstm.cell(dropout(x, training=training), [h, c], training=training)
             new_states.append((h, c))
         return x, new_states
 
     def zero_states(self, batch_size: tf.Tensor) -> list[LSTMState]:
         zeros = tf.zeros([batch_size, self.units])
-        return [(zeros, zeros) for _ in self.lstms]
+        return [(zeros, zeros) for _ in self.stack]
 
 
-class BidirectionalLSTM(keras.layers.Layer):
+class BidirectionalLSTM(_LayerStack):
     """Bahdanau et al.'s encoder: ``num_layers`` bidirectional LSTMs, the forward and
     backward states of each position concatenated (the annotation h_j)."""
 
     def __init__(self, units: int, num_layers: int, dropout: float,
                  initializers: Initializers, **kwargs):
-        super().__init__(**kwargs)
-        if num_layers < 1:
-            raise ValueError(f"an LSTM stack needs at least one layer, got {num_layers}")
-        self.units = units
-        self.layers_ = [keras.layers.Bidirectional(
+        super().__init__([keras.layers.Bidirectional(
             keras.layers.LSTM(units, return_sequences=True, return_state=True,
                               **initializers.lstm_kwargs()), name=f"bilstm_{i}")
-            for i in range(num_layers)]
-        self.dropouts = [keras.layers.Dropout(dropout) for _ in range(num_layers)]
-
-    def build(self, input_shape) -> None:
-        depth = input_shape[-1]
-        for layer in self.layers_:
-            layer.build((None, None, depth))
-            depth = 2 * self.units
+            for i in range(num_layers)], 2 * units, dropout, **kwargs)
 
     def call(self, x: tf.Tensor, sequence_mask: tf.Tensor,
              training: bool = False) -> tuple[tf.Tensor, tf.Tensor]:
         """x [B, S, depth], sequence_mask [B, S] -> (annotations [B, S, 2 * units], the
         top backward LSTM's state at the first position, h<-_1 [B, units])."""
-        for layer, dropout in zip(self.layers_, self.dropouts):
+        for layer, dropout in zip(self.stack, self.dropouts):
             x, _, _, backward_h, _ = layer(dropout(x, training=training),
                                            mask=sequence_mask, training=training)
         return x, backward_h

@@ -23,11 +23,7 @@ class LSTMSeq2seq(RecurrentSeq2Seq):
 
     def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
         super().__init__(hparams, vocab_size, **kwargs)
-        if hparams.num_encoder_layers != hparams.num_decoder_layers:
-            raise ValueError("lstm_seq2seq passes each encoder layer's final state to the "
-                             "decoder layer of the same depth: set num_encoder_layers == "
-                             f"num_decoder_layers (got {hparams.num_encoder_layers} and "
-                             f"{hparams.num_decoder_layers})")
+        self.check_layers_match()
         layer_args = (hparams.hidden_size, hparams.num_encoder_layers, hparams.dropout,
                       self.initializers)
         self.encoder = StackedLSTM(*layer_args, name="encoder")

@@ -37,11 +37,7 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
 
     def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
         super().__init__(hparams, vocab_size, **kwargs)
-        if hparams.num_encoder_layers != hparams.num_decoder_layers:
-            raise ValueError("lstm_seq2seq_attention_luong starts each decoder layer from the "
-                             "encoder layer of the same depth: set num_encoder_layers == "
-                             f"num_decoder_layers (got {hparams.num_encoder_layers} and "
-                             f"{hparams.num_decoder_layers})")
+        self.check_layers_match()
         hidden, embedding = hparams.hidden_size, hparams.embedding_size
         init = self.initializers
         self.encoder = StackedLSTM(hidden, hparams.num_encoder_layers, hparams.dropout, init,

@@ -21,6 +21,7 @@ from t2t_lite.data.encoders import PAD_ID
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.recurrent import LSTMState, make_initializers, reverse_source
 from t2t_lite.models.base import Seq2SeqModel, shift_right
+from t2t_lite.registry import snake_case
 
 StepFn = Callable[[tf.Tensor, tf.Tensor, dict], tuple[dict, dict]]
 
@@ -78,6 +79,15 @@ class RecurrentSeq2Seq(Seq2SeqModel):
         self.output_dropout = keras.layers.Dropout(hparams.dropout)
         self.softmax = keras.layers.Dense(vocab_size, name="softmax",
                                           **self.initializers.dense_kwargs())
+
+    def check_layers_match(self) -> None:
+        """For models whose decoder layers start from the encoder layers' final states."""
+        hparams = self.hparams
+        if hparams.num_encoder_layers != hparams.num_decoder_layers:
+            raise ValueError(f"{snake_case(type(self).__name__)} starts each decoder layer from "
+                             "the final state of the encoder layer of the same depth: set "
+                             f"num_encoder_layers == num_decoder_layers (got "
+                             f"{hparams.num_encoder_layers} and {hparams.num_decoder_layers})")
 
     def initial_decode_state(self, encoded: dict[str, tf.Tensor],
                              max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
