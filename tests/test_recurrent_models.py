@@ -126,9 +126,11 @@ def test_beam_of_one_is_greedy_and_beam_scores_are_the_models_log_probs(name, ov
                          ids=[i for c, i in zip(CONFIGS, IDS) if c[0] != SEQ2SEQ])
 def test_attention_weights_are_over_the_input_positions(name, overrides):
     model = make_model(name, overrides)
-    weights = model.attention_weights({"inputs": INPUTS, "targets": TARGETS})["encoder_decoder"]
-    weights = weights.numpy()
-    assert weights.shape == (3, 5, 6)
+    weights = model.attention_weights({"inputs": INPUTS, "targets": TARGETS})
+    assert list(weights) == ["encoder_decoder"]
+    weights = weights["encoder_decoder"].numpy()
+    assert weights.shape == (3, 1, 1, 5, 6)  # one layer, one head
+    weights = weights[:, 0, 0]
     assert np.all(weights[0, :, 5] == 0.0) and np.all(weights[1, :, 2:] == 0.0)
     if "local_p" not in overrides:
         np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)

@@ -95,12 +95,15 @@ class Seq2SeqModel(keras.Model, abc.ABC):
     def attention_weights(self, features: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """Attention weights of the teacher-forced pass over ``features``.
 
-        {"encoder_decoder": float32 [B, T, S]}: row t is where the prediction
-        of targets[:, t] attended in the source, with source positions in the
-        order of ``features["inputs"]`` (whatever the model does inside, e.g.
-        reversing it). To see a decoded sentence's attention, pass the decoded
-        ids as targets: beam search itself never computes these. Models
-        without attention raise NotImplementedError.
+        A dict from kind to float32 [B, layers, heads, query_length, key_length]:
+        "encoder_self" [.., S, S], "decoder_self" [.., T, T] and
+        "encoder_decoder" [.., T, S], as far as the model has them (an RNN has
+        only "encoder_decoder", with one layer and one head). Query t of the
+        decoder kinds is the prediction of targets[:, t]; source positions are
+        in the order of ``features["inputs"]``, whatever the model does inside
+        (e.g. reversing it). To see a decoded sentence's attention, pass the
+        decoded ids as targets: beam search itself never computes these.
+        Models without attention raise NotImplementedError.
         """
         raise NotImplementedError(f"model {snake_case(type(self).__name__)} has no attention "
                                   "weights")

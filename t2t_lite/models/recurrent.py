@@ -159,5 +159,6 @@ class AttentionSeq2Seq(RecurrentSeq2Seq):
         return self.teacher_forced(features, training)[0]
 
     def attention_weights(self, features: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """{"encoder_decoder": [B, 1, 1, T, S]}: one layer, one head."""
         weights = self.teacher_forced(features, training=False)[1]
-        return {"encoder_decoder": self.source_order(weights, features["inputs"])}
+        return {"encoder_decoder": self.source_order(weights, features["inputs"])[:, None, None]}
