@@ -200,3 +200,23 @@ def test_table3_variants_are_registered_with_their_head_sizes():
             attention = Transformer(hparams, 10).decoder_blocks[0].cross_attention
         assert (attention.num_heads, attention.key_depth, attention.value_depth) == \
             (heads, key_depth, value_depth), name
+
+
+def test_attention_weights_are_softmaxes_that_respect_padding_and_causality():
+    model = tiny_model(num_encoder_layers=2, num_decoder_layers=3)
+    features = {"inputs": INPUTS, "targets": TARGETS}
+    weights = {kind: w.numpy() for kind, w in model.attention_weights(features).items()}
+    assert {kind: w.shape for kind, w in weights.items()} == {
+        "encoder_self": (2, 2, 2, 4, 4), "decoder_self": (2, 3, 2, 5, 5),
+        "encoder_decoder": (2, 3, 2, 5, 4)}
+    for kind, w in weights.items():
+        np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-5, err_msg=kind)
+    # Source padding (INPUTS[0, 3], INPUTS[1, 2:]) is never attended to.
+    for kind in ("encoder_self", "encoder_decoder"):
+        assert np.all(weights[kind][0, ..., 3] == 0.0) and np.all(weights[kind][1, ..., 2:] == 0)
+    # Decoder self-attention sees no later position.
+    assert np.all(np.triu(np.ones((5, 5)), k=1)[None, None, None] * weights["decoder_self"] == 0)
+    assert np.all(weights["decoder_self"][..., 1, 1] > 0.0)
+    # Asking for the weights changes nothing else.
+    np.testing.assert_array_equal(model(features).numpy(),
+                                  model._teacher_forced(features, False, []).numpy())

@@ -78,19 +78,25 @@ class MultiHeadAttention(keras.layers.Layer):
         return self._split_heads(keys, self.key_depth), self._split_heads(values, self.value_depth)
 
     def attend(self, queries: tf.Tensor, keys: tf.Tensor, values: tf.Tensor,
-               bias: tf.Tensor | None, training: bool = False) -> tf.Tensor:
-        """softmax(Q K^T / sqrt(d_k) + bias) V, heads merged and projected: [B, Lq, d_model]."""
+               bias: tf.Tensor | None, training: bool = False,
+               return_weights: bool = False) -> tf.Tensor | tuple[tf.Tensor, tf.Tensor]:
+        """softmax(Q K^T / sqrt(d_k) + bias) V, heads merged and projected: [B, Lq, d_model].
+
+        With ``return_weights``, also the attention weights [B, h, Lq, Lk] (before
+        attention dropout).
+        """
         queries = queries * tf.cast(self.key_depth ** -0.5, queries.dtype)
         logits = tf.cast(tf.matmul(queries, keys, transpose_b=True), tf.float32)
         if bias is not None:
             logits += tf.cast(bias, tf.float32)  # Keras casts float call args to compute dtype
         # softmax in float32 even under mixed precision.
-        weights = tf.cast(tf.nn.softmax(logits), values.dtype)
-        weights = self.weights_dropout(weights, training=training)
+        attention = tf.cast(tf.nn.softmax(logits), values.dtype)
+        weights = self.weights_dropout(attention, training=training)
         heads = tf.transpose(tf.matmul(weights, values), [0, 2, 1, 3])  # [B, Lq, h, d_v]
         shape = tf.shape(heads)
         merged = tf.reshape(heads, [shape[0], shape[1], self.value_channels])
-        return _dense(merged, self.output_kernel)
+        output = _dense(merged, self.output_kernel)
+        return (output, tf.cast(attention, tf.float32)) if return_weights else output
 
     def get_config(self) -> dict:
         return {**super().get_config(), "hidden_size": self.hidden_size,
@@ -114,11 +120,12 @@ class SelfAttention(MultiHeadAttention):
         keys, values = self._split_keys_values(keys_values)
         return self._split_heads(queries, self.key_depth), keys, values
 
-    def call(self, x: tf.Tensor, bias: tf.Tensor | None = None,
-             training: bool = False) -> tf.Tensor:
-        """x [B, L, d_model], bias e.g. padding_bias or causal_bias -> [B, L, d_model]."""
+    def call(self, x: tf.Tensor, bias: tf.Tensor | None = None, training: bool = False,
+             return_weights: bool = False) -> tf.Tensor | tuple[tf.Tensor, tf.Tensor]:
+        """x [B, L, d_model], bias e.g. padding_bias or causal_bias -> [B, L, d_model]
+        (and the weights [B, h, L, L] with ``return_weights``)."""
         queries, keys, values = self._project(x)
-        return self.attend(queries, keys, values, bias, training)
+        return self.attend(queries, keys, values, bias, training, return_weights)
 
     def empty_cache(self, batch_size: tf.Tensor, max_length: tf.Tensor,
                     dtype: tf.DType) -> dict[str, tf.Tensor]:
@@ -161,10 +168,13 @@ class CrossAttention(MultiHeadAttention):
         return {"keys": keys, "values": values}
 
     def attend_to_memory(self, x: tf.Tensor, memory_kv: dict[str, tf.Tensor],
-                         bias: tf.Tensor | None, training: bool = False) -> tf.Tensor:
-        """Attention from x [B, L, d_model] to keys/values from ``project_memory``."""
+                         bias: tf.Tensor | None, training: bool = False,
+                         return_weights: bool = False) -> tf.Tensor | tuple[tf.Tensor, tf.Tensor]:
+        """Attention from x [B, L, d_model] to keys/values from ``project_memory``
+        (and the weights [B, h, L, S] with ``return_weights``)."""
         queries = self._split_heads(_dense(x, self.query_kernel), self.key_depth)
-        return self.attend(queries, memory_kv["keys"], memory_kv["values"], bias, training)
+        return self.attend(queries, memory_kv["keys"], memory_kv["values"], bias, training,
+                           return_weights)
 
     def call(self, x: tf.Tensor, memory: tf.Tensor, bias: tf.Tensor | None = None,
              training: bool = False) -> tf.Tensor:

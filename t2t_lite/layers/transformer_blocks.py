@@ -110,12 +110,15 @@ class _Block(keras.layers.Layer):
 class EncoderBlock(_Block):
     """Self-attention over the source, then the feed-forward network."""
 
-    def call(self, x: tf.Tensor, padding_bias: tf.Tensor, training: bool = False) -> tf.Tensor:
-        """x [B, S, d_model], padding_bias [B, 1, 1, S] -> [B, S, d_model]."""
-        y = self.self_attention(self.sublayer_input(x, self.self_attention_norm),
-                                padding_bias, training=training)
+    def call(self, x: tf.Tensor, padding_bias: tf.Tensor, training: bool = False,
+             return_attention: bool = False):
+        """x [B, S, d_model], padding_bias [B, 1, 1, S] -> [B, S, d_model]; with
+        ``return_attention`` also {"encoder_self": weights [B, h, S, S]}."""
+        y, weights = self.self_attention(self.sublayer_input(x, self.self_attention_norm),
+                                         padding_bias, training=training, return_weights=True)
         x = self.residual_output(x, y, self.self_attention_norm, training)
-        return self.feed_forward_residual(x, training)
+        x = self.feed_forward_residual(x, training)
+        return (x, {"encoder_self": weights}) if return_attention else x
 
 
 class DecoderBlock(_Block):
@@ -134,21 +137,29 @@ class DecoderBlock(_Block):
         return super().sublayers_to_build() + [self.cross_attention, self.cross_attention_norm]
 
     def call(self, x: tf.Tensor, self_attention_bias: tf.Tensor, memory: tf.Tensor,
-             memory_bias: tf.Tensor, training: bool = False) -> tf.Tensor:
-        """x [B, T, d], causal bias [1, 1, T, T], memory [B, S, d], bias [B, 1, 1, S]."""
-        y = self.self_attention(self.sublayer_input(x, self.self_attention_norm),
-                                self_attention_bias, training=training)
+             memory_bias: tf.Tensor, training: bool = False, return_attention: bool = False):
+        """x [B, T, d], causal bias [1, 1, T, T], memory [B, S, d], bias [B, 1, 1, S] ->
+        [B, T, d]; with ``return_attention`` also {"decoder_self": [B, h, T, T],
+        "encoder_decoder": [B, h, T, S]}."""
+        y, self_weights = self.self_attention(
+            self.sublayer_input(x, self.self_attention_norm), self_attention_bias,
+            training=training, return_weights=True)
         x = self.residual_output(x, y, self.self_attention_norm, training)
         memory_kv = self.cross_attention.project_memory(memory)
-        return self._attend_memory_and_feed_forward(x, memory_kv, memory_bias, training)
+        x, memory_weights = self._attend_memory_and_feed_forward(x, memory_kv, memory_bias,
+                                                                 training)
+        weights = {"decoder_self": self_weights, "encoder_decoder": memory_weights}
+        return (x, weights) if return_attention else x
 
     def _attend_memory_and_feed_forward(self, x: tf.Tensor, memory_kv: dict[str, tf.Tensor],
-                                        memory_bias: tf.Tensor, training: bool) -> tf.Tensor:
-        y = self.cross_attention.attend_to_memory(
+                                        memory_bias: tf.Tensor, training: bool
+                                        ) -> tuple[tf.Tensor, tf.Tensor]:
+        """-> (output, the attention weights over the memory [B, h, T, S])."""
+        y, weights = self.cross_attention.attend_to_memory(
             self.sublayer_input(x, self.cross_attention_norm), memory_kv, memory_bias,
-            training=training)
+            training=training, return_weights=True)
         x = self.residual_output(x, y, self.cross_attention_norm, training)
-        return self.feed_forward_residual(x, training)
+        return self.feed_forward_residual(x, training), weights
 
     def initial_cache(self, memory: tf.Tensor, max_length: tf.Tensor) -> dict[str, tf.Tensor]:
         """Projected memory keys/values and empty self-attention caches, all leading dim B.
@@ -168,5 +179,5 @@ class DecoderBlock(_Block):
             {"keys": cache["keys"], "values": cache["values"]})
         x = self.residual_output(x, y, self.self_attention_norm, training=False)
         memory_kv = {"keys": cache["memory_keys"], "values": cache["memory_values"]}
-        x = self._attend_memory_and_feed_forward(x, memory_kv, memory_bias, training=False)
+        x, _ = self._attend_memory_and_feed_forward(x, memory_kv, memory_bias, training=False)
         return x, {**cache, **self_cache}

@@ -103,11 +103,21 @@ class Transformer(Seq2SeqModel):
 
         encoder_padding is float32, 1.0 where inputs == PAD_ID.
         """
+        return self._encode(inputs, training, attention=None)
+
+    def _encode(self, inputs: tf.Tensor, training: bool,
+                attention: list[dict] | None) -> dict[str, tf.Tensor]:
+        """``encode``; each block's attention weights are appended to ``attention``
+        when it is a list."""
         padding = tf.cast(tf.equal(inputs, PAD_ID), tf.float32)
         x = self._embed(self.source_embedding, inputs, tf.range(tf.shape(inputs)[1]), training)
         bias = padding_bias(padding)
         for block in self.encoder_blocks:
-            x = block(x, bias, training=training)
+            if attention is None:
+                x = block(x, bias, training=training)
+            else:
+                x, weights = block(x, bias, training=training, return_attention=True)
+                attention.append(weights)
         if self.hparams.normalize_before:
             x = self.encoder_norm(x)
         return {"encoder_output": x, "encoder_padding": padding}
@@ -119,15 +129,34 @@ class Transformer(Seq2SeqModel):
 
     def call(self, features: dict[str, tf.Tensor], training: bool = False) -> tf.Tensor:
         """{"inputs": [B, S], "targets": [B, T]} -> logits [B, T, vocab_size]."""
-        encoded = self.encode(features["inputs"], training=training)
+        return self._teacher_forced(features, training, attention=None)
+
+    def _teacher_forced(self, features: dict[str, tf.Tensor], training: bool,
+                        attention: list[dict] | None) -> tf.Tensor:
+        encoded = self._encode(features["inputs"], training, attention)
         targets = features["targets"]
         length = tf.shape(targets)[1]
         x = self._embed(self.target_embedding, shift_right(targets), tf.range(length), training)
         self_bias = causal_bias(length)
         memory_bias = padding_bias(encoded["encoder_padding"])
         for block in self.decoder_blocks:
-            x = block(x, self_bias, encoded["encoder_output"], memory_bias, training=training)
+            if attention is None:
+                x = block(x, self_bias, encoded["encoder_output"], memory_bias,
+                          training=training)
+            else:
+                x, weights = block(x, self_bias, encoded["encoder_output"], memory_bias,
+                                   training=training, return_attention=True)
+                attention.append(weights)
         return self._logits(x)
+
+    def attention_weights(self, features: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """{"encoder_self": [B, layers, heads, S, S], "decoder_self": [.., T, T],
+        "encoder_decoder": [.., T, S]}, from one teacher-forced pass."""
+        attention: list[dict] = []
+        self._teacher_forced(features, training=False, attention=attention)
+        kinds = ("encoder_self", "decoder_self", "encoder_decoder")
+        return {kind: tf.stack([weights[kind] for weights in attention if kind in weights],
+                               axis=1) for kind in kinds}
 
     def initial_decode_state(self, encoded: dict[str, tf.Tensor],
                              max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
