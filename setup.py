@@ -27,6 +27,7 @@ setup(
         "sacrebleu>=2.4",
         "sentencepiece>=0.2",
         "numpy",
+        "matplotlib>=3.8",  # t2t-attention's heatmaps
     ],
     extras_require={"test": ["pytest>=8"]},
     entry_points={"console_scripts": [
@@ -36,5 +37,6 @@ setup(
         "t2t-bleu=t2t_lite.bin.t2t_bleu:main",
         "t2t-avg-all=t2t_lite.bin.t2t_avg_all:main",
         "t2t-parse-eval=t2t_lite.bin.t2t_parse_eval:main",
+        "t2t-attention=t2t_lite.bin.t2t_attention:main",
     ]},
 )

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from t2t_lite.bin import t2t_datagen, t2t_decoder, t2t_trainer
+from t2t_lite.bin import t2t_attention, t2t_datagen, t2t_decoder, t2t_trainer
 
 USR_DIR = os.path.join(os.path.dirname(__file__), "usr_dir_example")
 COMMON = ["--problem=tiny_reverse_binary", "--model=transformer",
@@ -193,3 +193,18 @@ def test_killed_run_resumes_from_its_checkpoint(trained, tmp_path):
     assert result.returncode == 0, result.stderr
     assert f"at step {saved_step}" in result.stderr
     assert json.loads(result.stdout.strip().splitlines()[-1])["step"] == saved_step + 2
+
+
+def test_attention_pictures_of_a_trained_model(trained, tmp_path, capsys):
+    _, output_dir = trained
+    out = tmp_path / "pictures"
+    assert t2t_attention.main([f"--output_dir={output_dir}", "--input=0 1 1", f"--to={out}",
+                               f"--t2t_usr_dir={USR_DIR}"]) == 0
+    printed = capsys.readouterr().out
+    assert "decoded:" in printed and "index.html" in printed
+    names = sorted(os.listdir(out))
+    assert "index.html" in names
+    assert {name.split("_layer")[0] for name in names if name.endswith(".png")} == {
+        "encoder_self", "decoder_self", "encoder_decoder"}
+    assert "--input is empty" in error_of(capsys, t2t_attention.main, [
+        f"--output_dir={output_dir}", "--input= ", f"--to={out}", f"--t2t_usr_dir={USR_DIR}"])

@@ -51,6 +51,16 @@ class TextEncoder(abc.ABC):
     def decode(self, ids: Sequence[int]) -> str:
         """Text for ``ids``, stopping at the first EOS and dropping PAD."""
 
+    def token_strings(self, ids: Sequence[int]) -> list[str]:
+        """One readable string per id (a subword piece, a token, a byte), reserved ids
+        as ``<pad>`` / ``<EOS>``: labels for pictures, not text to join."""
+        return [RESERVED_TOKENS[i] if i < NUM_RESERVED_IDS else self._token_string(i)
+                for i in map(int, ids)]
+
+    def _token_string(self, token_id: int) -> str:
+        """The string of one non-reserved id (encoders may show more, e.g. pieces)."""
+        return self.decode([token_id])
+
     @abc.abstractmethod
     def store_to_file(self, path: str) -> None:
         """Writes the vocabulary so that ``load_from_file(path)`` rebuilds this encoder."""
@@ -88,6 +98,10 @@ class ByteTextEncoder(TextEncoder):
                              f"[0, {self.vocab_size})")
         # A model may emit an incomplete UTF-8 sequence; show it rather than fail.
         return bytes(i - NUM_RESERVED_IDS for i in content).decode("utf-8", errors="replace")
+
+    def _token_string(self, token_id: int) -> str:
+        byte = token_id - NUM_RESERVED_IDS
+        return chr(byte) if 0x20 < byte < 0x7f else f"\\x{byte:02x}"
 
     def store_to_file(self, path: str) -> None:
         with open(path, "w", encoding="utf-8") as f:

@@ -34,6 +34,14 @@ MODEL_TYPES = ("bpe", "unigram")
 _WHITESPACE_MARK = "\u2581"
 
 
+def graph_trim_ids(ids: tf.Tensor) -> tf.RaggedTensor:
+    """In-graph ``trim_ids``: int [N, L] -> int32 ragged [N, None], each row before its
+    first EOS with PAD dropped (the content a decode turns into text)."""
+    ids = tf.cast(ids, tf.int32)
+    before_eos = tf.equal(tf.cumsum(tf.cast(tf.equal(ids, EOS_ID), tf.int32), axis=-1), 0)
+    return tf.ragged.boolean_mask(ids, before_eos & tf.not_equal(ids, PAD_ID))
+
+
 class SubwordTextEncoder(TextEncoder):
     """A sentencepiece model behind the ``TextEncoder`` interface."""
 
@@ -98,6 +106,9 @@ class SubwordTextEncoder(TextEncoder):
                              f"[0, {self.vocab_size})")
         return self._processor.decode(content)
 
+    def _token_string(self, token_id: int) -> str:
+        return self._processor.id_to_piece(token_id)
+
     def store_to_file(self, path: str) -> None:
         """Writes the sentencepiece model (atomically, so a partial file is never seen)."""
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -116,14 +127,16 @@ class SubwordTextEncoder(TextEncoder):
                                     "problem's data (t2t-datagen) first") from None
 
     @functools.cached_property
-    def _tf_tokenizer(self):
+    def graph_tokenizer(self):
+        """The ``tensorflow_text.SentencepieceTokenizer`` of this model (a tf.Module
+        whose model proto a SavedModel saves)."""
         import tensorflow_text  # heavy import, only for the in-graph path
         return tensorflow_text.SentencepieceTokenizer(model=self._model_proto,
                                                       out_type=tf.int32)
 
     def tf_encode(self, strings: tf.Tensor) -> tf.RaggedTensor:
         """In-graph ``encode``: string[B] -> int32 ragged [B, None] (a string -> int32[None])."""
-        return self._tf_tokenizer.tokenize(strings)
+        return self.graph_tokenizer.tokenize(strings)
 
     def tf_decode(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor:
         """In-graph ``decode``: int [B, L] (dense or ragged) -> string[B].
@@ -132,13 +145,11 @@ class SubwordTextEncoder(TextEncoder):
         """
         if isinstance(ids, tf.RaggedTensor):
             ids = ids.to_tensor(default_value=PAD_ID)
-        ids = tf.cast(ids, tf.int32)
-        before_eos = tf.equal(tf.cumsum(tf.cast(tf.equal(ids, EOS_ID), tf.int32), axis=-1), 0)
-        content = tf.ragged.boolean_mask(ids, before_eos & tf.not_equal(ids, PAD_ID))
-        text = self._tf_tokenizer.detokenize(content)
+        content = graph_trim_ids(ids)
+        text = self.graph_tokenizer.detokenize(content)
         # tensorflow-text drops every leading whitespace mark; sentencepiece's Python
         # decode drops only the first (the dummy prefix). Put the others back.
-        pieces = tf.strings.reduce_join(self._tf_tokenizer.id_to_string(content), axis=-1)
+        pieces = tf.strings.reduce_join(self.graph_tokenizer.id_to_string(content), axis=-1)
         extra_marks = tf.strings.regex_replace(
             pieces, f"^(?:{_WHITESPACE_MARK}({_WHITESPACE_MARK}*))?(?s:.*)$", r"\1")
         return tf.strings.regex_replace(extra_marks, _WHITESPACE_MARK, " ") + text
