@@ -38,5 +38,6 @@ setup(
         "t2t-avg-all=t2t_lite.bin.t2t_avg_all:main",
         "t2t-parse-eval=t2t_lite.bin.t2t_parse_eval:main",
         "t2t-attention=t2t_lite.bin.t2t_attention:main",
+        "t2t-exporter=t2t_lite.bin.t2t_exporter:main",
     ]},
 )

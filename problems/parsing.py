@@ -51,10 +51,13 @@ import itertools
 import os
 from typing import Iterable, Iterator
 
+import tensorflow as tf
+
 from t2t_lite.data.encoders import NUM_RESERVED_IDS, RESERVED_TOKENS, TokenTextEncoder
 from t2t_lite.data.problem import Text2TextProblem
 from t2t_lite.decoding.constraints import TreeConstraint
 from t2t_lite.parsing.evalb import evalb, format_report
+from t2t_lite.parsing.graph_trees import graph_delinearize
 from t2t_lite.parsing.linearize import (CLOSE, OPEN, WORD_SLOT, SlotToken, delinearize,
                                         linearize, linearize_example)
 from t2t_lite.parsing.trees import (ROOT_LABEL, Tree, TreebankFormatError, file_range_files,
@@ -162,6 +165,10 @@ class ParsingProblem(Text2TextProblem):
             return ""
         return "\t".join(str(delinearize(beam, words, self.slot_token))
                          for beam in decoded.split("\t"))
+
+    def graph_postprocess(self, sources: tf.Tensor, decoded: tf.Tensor) -> tf.Tensor:
+        """In-graph ``postprocess_decode`` of one beam per line (constrained decodes)."""
+        return graph_delinearize(sources, decoded, self.slot_token)
 
     def evaluate_decodes(self, hypotheses: list[str], references: list[str]) -> list[str]:
         """The EVALB (COLLINS.prm) report of tree lines against gold tree lines."""

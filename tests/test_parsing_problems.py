@@ -13,6 +13,7 @@ from t2t_lite.parsing.linearize import delinearize, linearize, with_placeholder_
 from t2t_lite.parsing.trees import TreebankFormatError, parse_trees, preprocess, read_treebank
 from t2t_lite.problems.parsing import (ParsingEnglishPtb16k, ParsingEnglishPtbSample,
                                        ParsingEnglishPtbSampleLexical, ParsingEnglishPtbSemi32k)
+from treebank_files import TREES, write_ldc_layout
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE_DIR = os.path.join(REPO_ROOT, "..", "shared", "data", "ptb_sample")
@@ -20,21 +21,7 @@ needs_sample = pytest.mark.skipif(
     not os.path.isdir(os.path.join(SAMPLE_DIR, "combined")),
     reason=f"the Penn Treebank sample is not at {SAMPLE_DIR}/combined (shared test data)")
 
-TREES = {  # a fake LDC layout: section -> one .mrg file of pretty-printed trees
-    "02": "( (S (NP-SBJ (DT The) (NN dog)) \n    (VP (VBZ barks)) (. .)) )\n"
-          "( (S (NP-SBJ (PRP It)) (VP (VBD slept) (-NONE- *T*-1)) (. .)) )\n",
-    "22": "( (S (NP (NNP Kim)) (VP (VBZ runs) (ADVP (RB fast))) (. .)) )\n",
-    "23": "( (S (NP (DT A) (NN cat)) (VP (VBD sat)) (. .)) )\n",
-}
 EXTRA_TREES = "(S (NP (NNS Birds)) (VP (VBP sing)))\n\n(S (NP (PRP We)) (VP (VBP agree)))\n"
-
-
-def write_ldc_layout(root):
-    for section, text in TREES.items():
-        folder = root / "parsed" / "mrg" / "wsj" / section
-        folder.mkdir(parents=True)
-        (folder / f"wsj_{section}00.mrg").write_text(text)
-    return str(root)
 
 
 def examples(problem, data_dir, split):

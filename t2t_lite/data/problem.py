@@ -80,6 +80,12 @@ class Problem(abc.ABC):
         (e.g. parsing rebuilds a tree over the input's words); ``decoded`` by default."""
         return decoded
 
+    def graph_postprocess(self, sources: tf.Tensor, decoded: tf.Tensor) -> tf.Tensor:
+        """``postprocess_decode`` inside a TensorFlow graph (an export runs it): string
+        [N] source lines and [N] decoded texts -> [N] output lines, equal to
+        ``postprocess_decode`` on what this problem's ``decode_constraint`` allows."""
+        return decoded
+
     def write_eval_files(self, tmp_dir: str, split: str, out_dir: str) -> tuple[str, str]:
         """Writes ``split``'s raw inputs and references as text, one a line, into
         ``out_dir`` (``t2t-datagen --eval_files_dir``); returns their two paths, for

@@ -1,0 +1,61 @@
+"""t2t-exporter: a trained model as a SavedModel that maps raw strings to outputs.
+
+    t2t-exporter --output_dir=TRAINED --export_dir=exports/my_model/1
+
+The SavedModel's ``serving_default`` signature takes ``inputs`` (string [N])
+and returns ``outputs`` (string [N]) and ``scores`` (float32 [N]); ``beams``
+returns every beam ([N, beam_size]). Tokenization, beam search (with the
+problem's constraint) and detokenization run in the graph, so it loads with
+``tensorflow`` and ``tensorflow_text`` only: TensorFlow Serving, or
+``tf.saved_model.load``. Decode settings come from --decode_hparams as in
+t2t-decoder (the problem's defaults otherwise).
+"""
+from __future__ import annotations
+
+import argparse
+from typing import Sequence
+
+from t2t_lite.bin import common
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="t2t-exporter", description=__doc__)
+    common.add_registry_flags(p, required=False)
+    p.add_argument("--checkpoint_path", help="a checkpoint prefix (default: the latest)")
+    p.add_argument("--export_dir", required=True,
+                   help="a new folder for the SavedModel (TF Serving: MODEL_BASE/VERSION)")
+    p.add_argument("--decode_hparams", default="",
+                   help="beam_size, alpha, extra_length, max_input_length, as t2t-decoder's")
+    return p
+
+
+def export(argv: Sequence[str] | None) -> int:
+    args = parser().parse_args(argv)
+    if common.load_registrations(args):
+        return 0
+    if not args.output_dir:
+        raise ValueError("--output_dir is required (the folder t2t-trainer wrote)")
+    from t2t_lite import experiment as experiment_lib
+    from t2t_lite.decoding.decoder import decode_hparams
+    from t2t_lite.export.exporter import ExportModule, export as save
+    from t2t_lite.training.checkpoints import restore_model
+
+    experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
+                                        args.hparams, args.data_dir, args.output_dir,
+                                        must_exist=True)
+    hparams = decode_hparams(args.decode_hparams, experiment.problem.decode_hparams_defaults())
+    model = experiment.build_model()
+    checkpoint = restore_model(model, args.output_dir, args.checkpoint_path)
+    size = save(ExportModule(model, experiment.problem, experiment.data_dir, hparams),
+                args.export_dir)
+    print(f"exported {checkpoint} to {args.export_dir} ({size / 2**20:.1f} MiB); "
+          f"inspect it with: saved_model_cli show --dir {args.export_dir} --all")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return common.run_main("t2t-exporter", export, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

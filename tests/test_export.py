@@ -1,0 +1,191 @@
+"""t2t-exporter: string-to-string SavedModels that equal t2t-decoder and load without
+t2t_lite."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from t2t_lite.bin import t2t_decoder, t2t_exporter, t2t_trainer
+from t2t_lite.data.encoders import ByteTextEncoder, TokenTextEncoder
+from t2t_lite.decoding.decoder import decode_hparams
+from t2t_lite.experiment import resolve
+from t2t_lite.export.exporter import ExportModule
+from t2t_lite.export.graph_text import graph_codec
+from t2t_lite.parsing.graph_trees import graph_delinearize
+from t2t_lite.parsing.linearize import SlotToken, delinearize
+from t2t_lite.problems import translate
+from t2t_lite.training.checkpoints import restore_model
+from treebank_files import write_ldc_layout
+
+DECODE = "beam_size=3,alpha=0.6,extra_length=12"
+
+
+@translate.register_translate_problem
+class TranslateEnxxExportTest(translate.TranslateProblem):
+    """Sentences of a few words, "translated" by upper-casing them."""
+
+    source_language, target_language = "en", "xx"
+    subword_vocab_size = 300
+    words = "the a dog cat runs sleeps on under green red house tree".split()
+
+    def parallel_texts(self, tmp_dir, subset):
+        size = {"train": 200, "dev": 4, "test": 4}[subset]
+        for i in range(size):
+            sentence = " ".join(self.words[(i * 7 + k * 5) % len(self.words)]
+                                for k in range(2 + i % 4))
+            yield {"en": sentence, "xx": sentence.upper()}
+
+
+def train(problem, model, hparams_set, root, hparams=""):
+    data_dir, output_dir = str(root / "data"), str(root / "train")
+    tmp_dir = write_ldc_layout(root / "raw") if problem.startswith("parsing") else data_dir
+    assert t2t_trainer.main([f"--problem={problem}", f"--model={model}",
+                             f"--hparams_set={hparams_set}", f"--hparams={hparams}",
+                             f"--data_dir={data_dir}", f"--output_dir={output_dir}",
+                             f"--tmp_dir={tmp_dir}", "--generate_data", "--train_steps=3",
+                             "--eval_batches=1", "--log_every_steps=1"]) == 0
+    return output_dir
+
+
+def export_and_decode(output_dir, root, lines):
+    export_dir = str(root / "export" / "1")
+    assert t2t_exporter.main([f"--output_dir={output_dir}", f"--export_dir={export_dir}",
+                              f"--decode_hparams={DECODE}"]) == 0
+    source = root / "lines.txt"
+    source.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    assert t2t_decoder.main([f"--output_dir={output_dir}", f"--decode_hparams={DECODE}",
+                             f"--decode_from_file={source}",
+                             f"--decode_to_file={root / 'decoded.txt'}"]) == 0
+    return export_dir, (root / "decoded.txt").read_text(encoding="utf-8").splitlines()
+
+
+TRANSLATION_LINES = ["the dog runs", "a green house under the tree", "", "cat",
+                     "red red red tree sleeps on a dog"]
+PARSING_LINES = ["The dog barks .", "Kim runs fast .", "", "A cat sat ."]
+
+
+@pytest.fixture(scope="module")
+def translation(tmp_path_factory):
+    root = tmp_path_factory.mktemp("export_translation")
+    output_dir = train("translate_enxx_export_test", "transformer", "transformer_tiny", root,
+                       "hidden_size=16,filter_size=32,num_encoder_layers=1,"
+                       "num_decoder_layers=1")
+    return export_and_decode(output_dir, root, TRANSLATION_LINES)
+
+
+@pytest.fixture(scope="module")
+def parsing(tmp_path_factory):
+    root = tmp_path_factory.mktemp("export_parsing")
+    output_dir = train("parsing_english_ptb16k_lexical", "lstm_seq2seq_attention_luong",
+                       "lstm_attention_parsing", root,
+                       "hidden_size=16,embedding_size=16,num_encoder_layers=1,"
+                       "num_decoder_layers=1")
+    return export_and_decode(output_dir, root, PARSING_LINES)
+
+
+def serve(export_dir, lines, signature="serving_default"):
+    loaded = tf.saved_model.load(export_dir)
+    result = loaded.signatures[signature](inputs=tf.constant(lines, tf.string))
+    return {key: value.numpy() for key, value in result.items()}
+
+
+@pytest.mark.parametrize("case, lines", [("translation", TRANSLATION_LINES),
+                                         ("parsing", PARSING_LINES)])
+def test_export_equals_the_decoder_line_for_line(request, case, lines):
+    export_dir, decoded = request.getfixturevalue(case)
+    result = serve(export_dir, lines)
+    assert [s.decode("utf-8") for s in result["outputs"]] == decoded
+    assert result["scores"].shape == (len(lines),) and result["scores"][2] == 0.0
+    assert all(decoded[i] for i in range(len(lines)) if lines[i])  # real outputs, not blanks
+    beams = serve(export_dir, lines, "beams")
+    assert beams["outputs"].shape == beams["scores"].shape == (len(lines), 3)
+    np.testing.assert_array_equal(beams["outputs"][:, 0], result["outputs"])
+    assert np.all(np.diff(beams["scores"][[0, 1, 3]], axis=1) <= 1e-6)  # best first
+
+
+def test_export_runs_without_t2t_lite_in_a_fresh_process(translation):
+    export_dir, decoded = translation
+    script = (
+        "import json, sys\n"
+        "import tensorflow as tf, tensorflow_text  # noqa: F401\n"
+        f"model = tf.saved_model.load({export_dir!r})\n"
+        "out = model.signatures['serving_default'](inputs=tf.constant(json.loads(sys.argv[1])))\n"
+        "print(json.dumps([s.decode() for s in out['outputs'].numpy()]))\n"
+        "assert not [m for m in sys.modules if m.startswith('t2t_lite')], 't2t_lite imported'\n")
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": ""}
+    result = subprocess.run([sys.executable, "-c", script, json.dumps(TRANSLATION_LINES)],
+                            capture_output=True, text=True, env=env, cwd="/", timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == decoded
+
+
+def test_any_batch_and_length_one_trace(translation):
+    export_dir, _ = translation
+    output_dir = os.path.join(os.path.dirname(os.path.dirname(export_dir)), "train")
+    experiment = resolve(None, None, None, "", None, output_dir, must_exist=True)
+    model = experiment.build_model()
+    restore_model(model, output_dir)
+    module = ExportModule(model, experiment.problem, experiment.data_dir,
+                          decode_hparams(DECODE))
+    for lines in (["the dog"], ["a cat", "the green house under a red tree on the dog", ""],
+                  ["tree"] * 7):
+        assert module.serve(tf.constant(lines))["outputs"].shape == (len(lines),)
+    assert module.serve.experimental_get_tracing_count() == 1
+
+
+def test_bad_inputs(translation):
+    export_dir, _ = translation
+    function = tf.saved_model.load(export_dir).signatures["serving_default"]
+    # An input far longer than the model's max_length is truncated, not a failed batch:
+    # beyond the limit, more words change nothing.
+    long, longer = (" ".join(["green house"] * n) for n in (400, 800))
+    outputs = function(inputs=tf.constant(["the dog", long]))["outputs"].numpy()
+    assert outputs.shape == (2,) and outputs[1]
+    np.testing.assert_array_equal(
+        outputs, function(inputs=tf.constant(["the dog", longer]))["outputs"].numpy())
+    with pytest.raises(tf.errors.InvalidArgumentError, match="valid UTF-8.*positions.*1"):
+        function(inputs=tf.constant([b"the dog", b"caf\xe9"]))
+
+
+def test_export_refuses_a_folder_in_use(translation, capsys):
+    export_dir, _ = translation
+    output_dir = os.path.join(os.path.dirname(os.path.dirname(export_dir)), "train")
+    assert t2t_exporter.main([f"--output_dir={output_dir}", f"--export_dir={export_dir}"]) == 2
+    assert "is not empty" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("encoder, texts", [
+    (TokenTextEncoder(["the", "dog", "(S", ")"]), ["the dog", "(S the cat )", "", "dog  dog"]),
+    (ByteTextEncoder(), ["héllo", "", "a b"]),
+])
+def test_graph_codecs_equal_the_python_encoders(encoder, texts):
+    codec = graph_codec(encoder)
+    ids = codec.encode(tf.constant(texts))
+    assert ids.to_list() == [encoder.encode(t) for t in texts]
+    padded = ids.to_tensor() if ids.shape[0] else ids
+    decoded = [s.decode("utf-8") for s in codec.decode(padded).numpy()]
+    assert decoded == [encoder.decode(row) for row in padded.numpy().tolist()]
+
+
+def test_graph_codec_refuses_other_encoders():
+    class Letters(ByteTextEncoder):
+        pass
+    assert graph_codec(Letters())  # subclasses of a supported encoder are fine
+    with pytest.raises(ValueError, match="no in-graph twin"):
+        graph_codec(object())
+
+
+@pytest.mark.parametrize("slot_token, decoded", [
+    (SlotToken.WORD, "(S (NP The dog ) (VP barks ) . )"),
+    (SlotToken.PLACEHOLDER, "(S (NP XX XX ) (VP XX ) XX )"),
+    (SlotToken.POS, "(S (NP DT NN ) (VP VBZ ) . )"),
+])
+def test_graph_delinearize_equals_delinearize_on_constrained_decodes(slot_token, decoded):
+    source = "The dog barks ."
+    expected = str(delinearize(decoded, source.split(), slot_token))
+    got = graph_delinearize(tf.constant([source]), tf.constant([decoded]), slot_token)
+    assert got.numpy()[0].decode() == expected
