@@ -107,20 +107,34 @@ def test_export_equals_the_decoder_line_for_line(request, case, lines):
     assert np.all(np.diff(beams["scores"][[0, 1, 3]], axis=1) <= 1e-6)  # best first
 
 
+# Loads the export twice in a process without t2t_lite: as TF2 code does
+# (tf.saved_model.load), and into a TF1 session from the signature's tensor names,
+# as TensorFlow Serving and `saved_model_cli run` do.
+FRESH_PROCESS = """
+import json, sys
+import tensorflow as tf, tensorflow_text  # noqa: F401
+export_dir, lines = sys.argv[1], json.loads(sys.argv[2])
+out = tf.saved_model.load(export_dir).signatures["serving_default"](inputs=tf.constant(lines))
+print(json.dumps([s.decode() for s in out["outputs"].numpy()]))
+with tf.compat.v1.Session(graph=tf.Graph()) as session:
+    meta_graph = tf.compat.v1.saved_model.load(session, ["serve"], export_dir)
+    signature = meta_graph.signature_def["serving_default"]
+    outputs = session.run(signature.outputs["outputs"].name,
+                          {signature.inputs["inputs"].name: lines})
+print(json.dumps([s.decode() for s in outputs]))
+assert not [m for m in sys.modules if m.startswith("t2t_lite")], "t2t_lite imported"
+"""
+
+
 def test_export_runs_without_t2t_lite_in_a_fresh_process(translation):
     export_dir, decoded = translation
-    script = (
-        "import json, sys\n"
-        "import tensorflow as tf, tensorflow_text  # noqa: F401\n"
-        f"model = tf.saved_model.load({export_dir!r})\n"
-        "out = model.signatures['serving_default'](inputs=tf.constant(json.loads(sys.argv[1])))\n"
-        "print(json.dumps([s.decode() for s in out['outputs'].numpy()]))\n"
-        "assert not [m for m in sys.modules if m.startswith('t2t_lite')], 't2t_lite imported'\n")
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": ""}
-    result = subprocess.run([sys.executable, "-c", script, json.dumps(TRANSLATION_LINES)],
-                            capture_output=True, text=True, env=env, cwd="/", timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", FRESH_PROCESS, export_dir, json.dumps(TRANSLATION_LINES)],
+        capture_output=True, text=True, env=env, cwd="/", timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert json.loads(result.stdout.strip().splitlines()[-1]) == decoded
+    tf2_outputs, session_outputs = result.stdout.strip().splitlines()[-2:]
+    assert json.loads(tf2_outputs) == json.loads(session_outputs) == decoded
 
 
 def test_any_batch_and_length_one_trace(translation):

@@ -41,12 +41,25 @@ STRINGS = tf.TensorSpec([None], tf.string, name="inputs")
 _LINE_BREAKS = "\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]"
 
 
+class _Untracked:
+    """Keeps an object out of a tf.Module's saved object graph."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
 class ExportModule(tf.Module):
     """The model, its in-graph codecs and search, and the two serving functions."""
 
     def __init__(self, model: Any, problem: Problem, data_dir: str, decode: HParams):
         super().__init__()
-        self.model = model
+        # Save the tf.Variables behind the Keras variables, not the Keras model: a
+        # Keras 3 variable saves a copy of itself, which TF2's loader wires to the
+        # functions but a TF1 session loader (TensorFlow Serving, saved_model_cli
+        # run) restores beside the variables the functions read, leaving those
+        # uninitialized.
+        self._model = _Untracked(model)
+        self.variables_to_serve = [variable.value for variable in model.variables]
         encoders = problem.feature_encoders(data_dir)
         self.input_codec = graph_codec(encoders["inputs"])
         self.target_codec = (self.input_codec if encoders["targets"] is encoders["inputs"]
@@ -94,7 +107,7 @@ class ExportModule(tf.Module):
         max_decode_length = tf.shape(source_ids)[1] + self._extra_length
         if self._max_positions is not None:
             max_decode_length = tf.minimum(max_decode_length, self._max_positions)
-        ids, scores = beam_search(self.model, source_ids, self._beam_size, self._alpha,
+        ids, scores = beam_search(self._model.value, source_ids, self._beam_size, self._alpha,
                                   max_decode_length, constraint=self._constraint)
         batch, beams = tf.shape(ids)[0], tf.shape(ids)[1]
         text = self.target_codec.decode(tf.reshape(ids, [batch * beams, -1]))
