@@ -27,6 +27,7 @@ def parser() -> argparse.ArgumentParser:
                    help="its target (default: decode it, as t2t-decoder would)")
     p.add_argument("--decode_hparams", default="", help="as t2t-decoder's, for decoding")
     p.add_argument("--to", required=True, help="folder for the PNGs and index.html")
+    p.add_argument("--dpi", type=int, default=110, help="the PNGs' resolution (dots per inch)")
     return p
 
 
@@ -68,7 +69,7 @@ def draw(argv: Sequence[str] | None) -> int:
                                              encoders["targets"])
     except NotImplementedError as error:
         raise ValueError(f"{error}: pick a model with attention") from None
-    paths = write_heatmaps(maps, args.to)
+    paths = write_heatmaps(maps, args.to, args.dpi)
     page = write_page(maps, os.path.join(args.to, "index.html"),
                       f"{args.input.strip()} -> {encoders['targets'].decode(target_ids)}")
     print(f"wrote {len(paths)} PNGs and {page}")

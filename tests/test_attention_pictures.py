@@ -108,12 +108,19 @@ def test_page_renders_in_a_headless_browser(pictures, tmp_path):
     _, _, page = pictures
     flags = [chromium(), "--headless", "--no-sandbox", "--disable-gpu",
              "--window-size=1000,800", f"--user-data-dir={tmp_path / 'profile'}"]
-    dom = subprocess.run(flags + ["--dump-dom", f"file://{page}"], capture_output=True,
-                         text=True, timeout=120).stdout
-    # The script built the token spans and the heatmap from the JSON.
-    for token in ("a", "man", "rides", "ein", "Mann", "fährt", "&lt;/script&gt;"):
-        assert f">{token}</span>" in dom, token
-    assert dom.count('<tr class="row') == 5  # encoder self-attention first: 5 source queries
+    def dom(view=""):
+        return subprocess.run(flags + ["--dump-dom", f"file://{page}{view}"],
+                              capture_output=True, text=True, timeout=120).stdout
+    # The script built the token spans and the heatmap from the JSON: encoder
+    # self-attention first (5 source queries), the view named in the address next.
+    first = dom()
+    for token in ("a", "man", "rides", "&lt;/script&gt;", "&lt;EOS&gt;"):
+        assert f">{token}</span>" in first, token
+    assert first.count('<tr class="row') == 5
+    chosen = dom("#kind=encoder_decoder&layer=0&head=1")
+    for token in ("ein", "Mann", "fährt", "rides"):
+        assert f">{token}</span>" in chosen, token
+    assert chosen.count('<tr class="row') == 4  # 4 target queries
     shot = tmp_path / "page.png"
     subprocess.run(flags + [f"--screenshot={shot}", f"file://{page}"], capture_output=True,
                    timeout=120)

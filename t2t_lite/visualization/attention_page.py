@@ -1,7 +1,8 @@
 """One self-contained HTML page to browse a sentence pair's attention.
 
 Choose the kind (encoder self, decoder self, encoder-decoder), the layer and
-the head (or the mean of the heads); hover a query token to see where it
+the head (or the mean of the heads), or name them in the address
+(``index.html#kind=encoder_decoder&layer=0&head=mean``); hover a query token to see where it
 attends, in the spirit of Figures 3-5 of "Attention Is All You Need": its key
 tokens are shaded by weight, and its row of the heatmap below is outlined.
 The weights travel inside the page as JSON; the page loads nothing else.
@@ -23,13 +24,15 @@ _PAGE = """<!DOCTYPE html>
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
 .controls label { margin-right: 1.2em; }
 .tokens { margin: 1em 0; line-height: 2.2; }
+.tokens::before { content: attr(data-label); display: inline-block; width: 6em;
+                  color: #777; font-size: 0.85em; }
 .token { padding: 0.15em 0.3em; margin: 0.1em; border-radius: 3px; cursor: default;
          display: inline-block; }
 .query.active { outline: 2px solid #d33; }
 table.grid { border-collapse: collapse; font-size: 12px; }
 table.grid th { font-weight: normal; padding: 0 3px; }
 table.grid th.key { writing-mode: vertical-rl; transform: rotate(180deg); }
-table.grid td { width: 18px; height: 18px; }
+table.grid td { width: 22px; height: 22px; }
 tr.active th { color: #d33; font-weight: bold; }
 </style></head>
 <body>
@@ -40,8 +43,8 @@ tr.active th { color: #d33; font-weight: bold; }
   <label>head <select id="head"></select></label>
 </div>
 <p>Hover a query token (top line, or a row of the heatmap) to shade the tokens it attends to.</p>
-<div class="tokens" id="queries"></div>
-<div class="tokens" id="keys"></div>
+<div class="tokens" id="queries" data-label="query"></div>
+<div class="tokens" id="keys" data-label="attends to"></div>
 <table class="grid" id="grid"></table>
 <script type="application/json" id="attention-data">__DATA__</script>
 <script>
@@ -105,11 +108,24 @@ function chooseKind() {
                         ...kind.weights[0].map((_, i) => [i, String(i)])]);
   render();
 }
+// The view is in the address (#kind=encoder_decoder&layer=1&head=mean), to link to it.
+function remember() {
+  location.replace("#" + new URLSearchParams({kind: select("kind").value,
+    layer: select("layer").value, head: select("head").value}));
+}
+function choose(id, value) {
+  if (value !== null && [...select(id).options].some(o => o.value === value)) select(id).value = value;
+}
 fill(select("kind"), Object.keys(data.kinds).map(k => [k, data.kinds[k].title]));
-select("kind").addEventListener("change", chooseKind);
-select("layer").addEventListener("change", render);
-select("head").addEventListener("change", render);
+const view = new URLSearchParams(location.hash.slice(1));
+choose("kind", view.get("kind"));
 chooseKind();
+choose("layer", view.get("layer"));
+choose("head", view.get("head"));
+render();
+select("kind").addEventListener("change", () => { chooseKind(); remember(); });
+select("layer").addEventListener("change", () => { render(); remember(); });
+select("head").addEventListener("change", () => { render(); remember(); });
 </script>
 </body></html>
 """

@@ -22,7 +22,7 @@ TITLES = {"encoder_self": "encoder self-attention", "decoder_self": "decoder sel
 
 
 def plot_layer(weights: np.ndarray, queries: list[str], keys: list[str], title: str,
-               path: str) -> None:
+               path: str, dpi: int = 110) -> None:
     """weights [heads, queries, keys] -> one PNG at ``path`` with a panel per head."""
     heads = weights.shape[0]
     columns = min(heads, 4)
@@ -45,11 +45,11 @@ def plot_layer(weights: np.ndarray, queries: list[str], keys: list[str], title: 
         axis.set_title(f"head {head}" if heads > 1 else "", fontsize=font + 1)
     figure.suptitle(title)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    figure.savefig(path, dpi=dpi)
     plt.close(figure)
 
 
-def write_heatmaps(maps: AttentionMaps, out_dir: str) -> list[str]:
+def write_heatmaps(maps: AttentionMaps, out_dir: str, dpi: int = 110) -> list[str]:
     """One PNG per kind and layer in ``out_dir`` (``{kind}_layer{i}.png``); returns the paths."""
     os.makedirs(out_dir, exist_ok=True)
     paths = []
@@ -58,6 +58,6 @@ def write_heatmaps(maps: AttentionMaps, out_dir: str) -> list[str]:
         for layer in range(weights.shape[0]):
             path = os.path.join(out_dir, f"{kind}_layer{layer}.png")
             title = TITLES[kind] + (f", layer {layer}" if weights.shape[0] > 1 else "")
-            plot_layer(weights[layer], queries, keys, title, path)
+            plot_layer(weights[layer], queries, keys, title, path, dpi)
             paths.append(path)
     return paths
