@@ -43,6 +43,7 @@ def decode(argv: Sequence[str] | None) -> int:
     from t2t_lite import experiment as experiment_lib
     from t2t_lite.decoding import decoder
     from t2t_lite.decoding.beam_search import BeamSearchDecoder
+    from t2t_lite.metrics.scoring import score_decodes
     from t2t_lite.training.checkpoints import restore_model
 
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
@@ -69,7 +70,7 @@ def decode(argv: Sequence[str] | None) -> int:
     print(f"decoded {len(outputs)} lines of {args.decode_from_file} to {output_path} "
           f"in {time.perf_counter() - started:.1f} s")
     if references is not None:
-        print("\n".join(problem.evaluate_decodes(outputs, references)))
+        print("\n".join(score_decodes(problem, outputs, references)))
     return 0
 
 

@@ -20,6 +20,7 @@ from t2t_lite.registry import register_problem
 class AlgorithmicProblem(Text2TextProblem):
     """Random symbol sequences mapped to a target by a fixed rule."""
 
+    eval_metric = "sequence_accuracy"
     num_symbols: int = 10  # the digits 0 .. num_symbols-1
     min_length: int = 1
     max_length: int = 40

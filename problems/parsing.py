@@ -55,14 +55,13 @@ import tensorflow as tf
 
 from t2t_lite.data.encoders import NUM_RESERVED_IDS, RESERVED_TOKENS, TokenTextEncoder
 from t2t_lite.data.problem import Text2TextProblem
-from t2t_lite.decoding.constraints import TreeConstraint
-from t2t_lite.parsing.evalb import evalb, format_report
 from t2t_lite.parsing.graph_trees import graph_delinearize
 from t2t_lite.parsing.linearize import (CLOSE, OPEN, WORD_SLOT, SlotToken, delinearize,
                                         linearize, linearize_example)
 from t2t_lite.parsing.trees import (ROOT_LABEL, Tree, TreebankFormatError, file_range_files,
-                                    parse_trees, preprocess, read_treebank, write_trees,
-                                    wsj_split_files)
+                                    parse_tree_line, parse_trees, preprocess, read_treebank,
+                                    write_trees, wsj_split_files)
+from t2t_lite.parsing.tree_constraint import TreeConstraint
 from t2t_lite.registry import register_problem
 
 EXTRA_TREES_FILENAME = "extra_trees.txt"
@@ -91,22 +90,6 @@ def build_parsing_vocab(trees: Iterable[Tree], vocab_size_limit: int) -> TokenTe
     return TokenTextEncoder(sorted(tree_tokens) + words)
 
 
-def parse_tree_line(line: str, source: str, number: int) -> Tree:
-    """The single tree on line ``number`` of ``source``; errors name the source and line."""
-    if not line.strip():
-        raise TreebankFormatError(f"{source}:{number}: empty line; expected one bracketed tree")
-    try:
-        trees = parse_trees(line, source)
-    except TreebankFormatError as error:
-        # parse_trees counts lines within ``line`` (always 1): report the real one.
-        raise TreebankFormatError(
-            str(error).replace(f"{source}:1:", f"{source}:{number}:", 1)) from None
-    if len(trees) != 1:
-        raise TreebankFormatError(f"{source}:{number}: {len(trees)} trees on one line; "
-                                  "expected one tree a line")
-    return trees[0]
-
-
 def read_tree_lines(path: str) -> Iterator[Tree]:
     """The preprocessed trees of a file of one tree a line (blank lines skipped), streamed."""
     with open(path, encoding="utf-8") as f:
@@ -124,6 +107,7 @@ class ParsingProblem(Text2TextProblem):
     """Words in, linearized tree out, over a word-level vocabulary (see the module docstring)."""
 
     encoder_class = TokenTextEncoder
+    eval_metric = "evalb"
     vocab_size_limit: int = 2**14
     # Targets spell the words instead of XX (``SlotToken.WORD``).
     lexical_targets: bool = False
@@ -169,12 +153,6 @@ class ParsingProblem(Text2TextProblem):
     def graph_postprocess(self, sources: tf.Tensor, decoded: tf.Tensor) -> tf.Tensor:
         """In-graph ``postprocess_decode`` of one beam per line (constrained decodes)."""
         return graph_delinearize(sources, decoded, self.slot_token)
-
-    def evaluate_decodes(self, hypotheses: list[str], references: list[str]) -> list[str]:
-        """The EVALB (COLLINS.prm) report of tree lines against gold tree lines."""
-        gold = [parse_tree_line(line, "references", n) for n, line in enumerate(references, 1)]
-        test = [parse_tree_line(line, "hypotheses", n) for n, line in enumerate(hypotheses, 1)]
-        return format_report(evalb(gold, test)).splitlines()
 
     def write_eval_files(self, tmp_dir: str, split: str, out_dir: str) -> tuple[str, str]:
         """Writes ``split``'s sentences (words, one a line) and gold trees (one a line).

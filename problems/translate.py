@@ -30,7 +30,6 @@ import tensorflow as tf
 from t2t_lite import registry
 from t2t_lite.data.problem import SPLITS, Text2TextProblem
 from t2t_lite.data.subword import SubwordTextEncoder
-from t2t_lite.metrics.bleu import bleu_report
 
 logger = logging.getLogger(__name__)
 
@@ -138,9 +137,9 @@ class TranslateProblem(Text2TextProblem):
             paths.append(path)
         return paths[0], paths[1]
 
-    def evaluate_decodes(self, hypotheses: list[str], references: list[str]) -> list[str]:
-        """BLEU, with the paper's tokenized BLEU using the target language's rules."""
-        return bleu_report(hypotheses, references, language=self.target_language).lines()
+    def eval_metric_options(self) -> dict:
+        """The paper's tokenized BLEU follows the target language's tokenizer rules."""
+        return {"language": self.target_language}
 
 
 class _ReverseDirection(TranslateProblem):

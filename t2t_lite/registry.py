@@ -1,4 +1,4 @@
-"""Name -> object registries for problems, models and hparams sets.
+"""Name -> object registries for problems, models, hparams sets and metrics.
 
 Registration is by decorator; the registered name is the snake_case form of the
 class or function name unless given explicitly (``TranslateEndeWmt32k`` ->
@@ -91,17 +91,20 @@ def _origin(obj: Any) -> str:
 problems = Registry("problem")
 models = Registry("model")
 hparams_sets = Registry("hparams set")
+metrics = Registry("metric")
 
 register_problem = problems.register
 register_model = models.register
 register_hparams = hparams_sets.register
+register_metric = metrics.register
 
 
 def load_builtins() -> None:
-    """Imports the library's own problems, models and hparams sets."""
+    """Imports the library's own problems, models, hparams sets and metrics."""
     importlib.import_module("t2t_lite.problems")
     importlib.import_module("t2t_lite.models")
     importlib.import_module("t2t_lite.hparams")
+    importlib.import_module("t2t_lite.metrics.scoring")
 
 
 def import_usr_dir(usr_dir: str) -> None:
@@ -120,4 +123,4 @@ def import_usr_dir(usr_dir: str) -> None:
 def registry_help() -> str:
     """Everything registered, as printed by ``t2t-trainer --registry_help``."""
     return "\n".join(f"{reg.kind}s:\n{reg.help()}"
-                     for reg in (problems, models, hparams_sets))
+                     for reg in (problems, models, hparams_sets, metrics))

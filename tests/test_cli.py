@@ -139,7 +139,7 @@ def test_trainer_scores_dev_decodes_as_the_decoder_would(trained, tmp_path, capl
         "--decode_eval_every_steps=2", "--decode_eval_examples=3",
         "--decode_eval_hparams=beam_size=2"]) == 0
     logged = [r.getMessage() for r in caplog.records if "dev decodes at step 2" in r.getMessage()]
-    assert len(logged) == 1 and "BLEU" in logged[0]
+    assert len(logged) == 1 and "sequence accuracy" in logged[0]
 
 
 def test_decode_from_file_keeps_lines(trained, tmp_path, capsys):

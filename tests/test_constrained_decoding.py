@@ -6,13 +6,13 @@ import tensorflow as tf
 
 from t2t_lite.data.encoders import EOS_ID, PAD_ID, TokenTextEncoder
 from t2t_lite.decoding.beam_search import BeamSearchDecoder
-from t2t_lite.decoding.constraints import TreeConstraint
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.luong import LSTMSeq2seqAttentionLuong
 from t2t_lite.models.transformer import Transformer
 from t2t_lite.parsing.linearize import (Kind, LinearizationConstraint, SlotToken, delinearize,
                                         linearize, token_kinds)
+from t2t_lite.parsing.tree_constraint import TreeConstraint
 from toy_models import ToyRecurrentModel
 
 ENCODER = TokenTextEncoder(["(S", "(NP", "(VP", ")", "XX", "the", "dog", "barks", "loudly"])

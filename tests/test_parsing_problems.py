@@ -6,10 +6,11 @@ import re
 import pytest
 
 from t2t_lite import registry
-from t2t_lite.decoding.constraints import TreeConstraint
 from t2t_lite.hparams.parsing import (transformer_parsing, transformer_parsing_small,
                                       transformer_parsing_tiny)
+from t2t_lite.metrics.scoring import score_decodes
 from t2t_lite.parsing.linearize import delinearize, linearize, with_placeholder_tags
+from t2t_lite.parsing.tree_constraint import TreeConstraint
 from t2t_lite.parsing.trees import TreebankFormatError, parse_trees, preprocess, read_treebank
 from t2t_lite.problems.parsing import (ParsingEnglishPtb16k, ParsingEnglishPtbSample,
                                        ParsingEnglishPtbSampleLexical, ParsingEnglishPtbSemi32k)
@@ -95,7 +96,7 @@ def test_write_eval_files_gives_aligned_words_and_gold_trees(tmp_path):
     assert len(sources) == len(golds) == len(list(problem.split_trees(SAMPLE_DIR, "dev")))
     for source, gold in zip(sources[:20], golds[:20]):
         assert parse_trees(gold)[0].words() == source.split()
-    report = problem.evaluate_decodes(golds, golds)
+    report = score_decodes(problem, golds, golds)
     assert "Bracketing FMeasure       = 100.00" in report
 
 
@@ -168,7 +169,7 @@ def test_postprocess_decode_handles_empty_inputs_and_beams():
     assert beams.split("\t") == ["(S (NP (XX Dogs)) (VP (XX bark)))", "(S (XX Dogs) (XX bark))"]
 
 
-def test_evaluate_decodes_scores_trees_with_evalb():
+def test_decodes_are_scored_with_evalb():
     problem = ParsingEnglishPtb16k()
     gold = [str(preprocess(tree)) for text in TREES.values() for tree in parse_trees(text)]
     words = [" ".join(parse_trees(line)[0].words()) for line in gold]
@@ -180,10 +181,10 @@ def test_evaluate_decodes_scores_trees_with_evalb():
         line = next(line for line in report if line.startswith("Bracketing FMeasure"))
         return float(line.split("=")[1])
 
-    assert f1(problem.evaluate_decodes(perfect, gold)) == 100.0
-    assert 0.0 <= f1(problem.evaluate_decodes(flat, gold)) < 100.0
+    assert f1(score_decodes(problem, perfect, gold)) == 100.0
+    assert 0.0 <= f1(score_decodes(problem, flat, gold)) < 100.0
     with pytest.raises(TreebankFormatError, match="hypotheses:2: unbalanced"):
-        problem.evaluate_decodes([perfect[0], "(S (XX a)"] + perfect[2:], gold)
+        score_decodes(problem, [perfect[0], "(S (XX a)"] + perfect[2:], gold)
 
 
 def test_lexical_sample_problem_spells_words_and_rebuilds_gold_trees(tmp_path):

@@ -5,8 +5,8 @@ import pytest
 
 from t2t_lite import registry
 from t2t_lite.data.download import DownloadError
-from t2t_lite.data.problem import Problem
 from t2t_lite.data.subword import SubwordTextEncoder
+from t2t_lite.metrics.scoring import score_decodes
 from t2t_lite.problems import translate
 
 WORDS_EN = "the a dog cat runs sleeps on under green red house tree".split()
@@ -131,9 +131,10 @@ def test_test_pairs_and_files(tmp_path):
         problem.test_pairs("", "nope")
 
 
-def test_evaluate_decodes_reports_bleu():
+def test_decodes_are_scored_with_bleu_in_the_target_language():
+    problem = TranslateEnxxToyTest()
+    assert problem.eval_metric == "bleu" and problem.eval_metric_options() == {"language": "xx"}
     references = ["the dog runs on the green house", "a cat sleeps under a red tree"]
-    lines = TranslateEnxxToyTest().evaluate_decodes(references, references)
+    lines = score_decodes(problem, references, references)
     assert len(lines) == 3 and all("100.00" in line for line in lines)
-    assert Problem.evaluate_decodes(TranslateEnxxToyTest(), references,
-                                    ["x y z", "u v w"])[0].split()[2] == "0.00"
+    assert score_decodes(problem, references, ["x y z", "u v w"])[0].split()[2] == "0.00"

@@ -23,7 +23,6 @@ import tensorflow as tf
 from t2t_lite import registry
 from t2t_lite.data import tfrecords
 from t2t_lite.data.encoders import EOS_ID, ByteTextEncoder, TextEncoder
-from t2t_lite.metrics.bleu import bleu_report
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +38,9 @@ class Problem(abc.ABC):
     """A dataset with its vocabulary, stored as sharded TFRecords per split."""
 
     has_inputs: bool = True  # False for problems with targets only (language models)
+    # How decodes are scored: a metric registered by name (t2t_lite/metrics/scoring.py),
+    # called with eval_metric_options(). Named, so that data/ imports no metric.
+    eval_metric: str = "bleu"
 
     @property
     def name(self) -> str:
@@ -70,10 +72,9 @@ class Problem(abc.ABC):
         """Decoding settings this problem needs (e.g. beam size, alpha); none by default."""
         return {}
 
-    def evaluate_decodes(self, hypotheses: list[str], references: list[str]) -> list[str]:
-        """Printable lines scoring decoded ``hypotheses`` against line-aligned
-        ``references`` (``t2t-decoder --decode_reference``); BLEU unless overridden."""
-        return bleu_report(hypotheses, references).lines()
+    def eval_metric_options(self) -> dict:
+        """Keyword options of the ``eval_metric`` scorer (none by default)."""
+        return {}
 
     def postprocess_decode(self, source_line: str, decoded: str) -> str:
         """The output line for input ``source_line`` given the model's decoded target text

@@ -3,7 +3,7 @@
 Teacher-forced loss and accuracy say little about what beam search will
 produce; this decodes the first examples of a split with the same code as
 ``t2t-decoder`` (``decode_lines``, the problem's decode settings, constraint
-and postprocessing) and scores them with the problem's ``evaluate_decodes``.
+and postprocessing) and scores them with the problem's metric (``Problem.eval_metric``).
 Sources and references are rebuilt from the split's TFRecords, so no raw files
 are needed: the reference of an example is its target text after the same
 postprocessing as a decoded line.
@@ -15,6 +15,7 @@ from typing import Any
 from t2t_lite.data.problem import Problem
 from t2t_lite.decoding.beam_search import BeamSearchDecoder
 from t2t_lite.decoding.decoder import decode_hparams, decode_with_hparams
+from t2t_lite.metrics.scoring import score_decodes
 
 
 class DevDecodeScorer:
@@ -46,4 +47,4 @@ class DevDecodeScorer:
                                              constraint=self.constraint)
         outputs = decode_with_hparams(self.hparams, self.sources, self.encoder, self._search,
                                       self.problem.postprocess_decode, self.target_encoder)
-        return self.problem.evaluate_decodes(outputs, self.references)
+        return score_decodes(self.problem, outputs, self.references)

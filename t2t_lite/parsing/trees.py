@@ -102,6 +102,22 @@ def parse_trees(text: str, source: str = "<string>") -> list[Tree]:
     return trees
 
 
+def parse_tree_line(line: str, source: str, number: int) -> Tree:
+    """The single tree on line ``number`` of ``source``; errors name the source and line."""
+    if not line.strip():
+        raise TreebankFormatError(f"{source}:{number}: empty line; expected one bracketed tree")
+    try:
+        trees = parse_trees(line, source)
+    except TreebankFormatError as error:
+        # parse_trees counts lines within ``line`` (always 1): report the real one.
+        raise TreebankFormatError(
+            str(error).replace(f"{source}:1:", f"{source}:{number}:", 1)) from None
+    if len(trees) != 1:
+        raise TreebankFormatError(f"{source}:{number}: {len(trees)} trees on one line; "
+                                  "expected one tree a line")
+    return trees[0]
+
+
 def _parse_with_lines(text: str, source: str) -> Iterator[tuple[Tree, int]]:
     """Yields (tree, line of its opening bracket); raises on any malformed bracket."""
     line = 1

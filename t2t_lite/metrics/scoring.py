@@ -1,0 +1,54 @@
+"""Decodes scored by the metric their problem names.
+
+A problem says how its decodes are scored by name (``Problem.eval_metric``,
+"bleu" unless it says otherwise) with keyword options
+(``Problem.eval_metric_options()``, e.g. the target language); ``t2t-decoder
+--decode_reference`` and the dev-decode scorer look the name up here. So the
+data layer never imports a metric, and a user's own metric is one decorator
+away (``@register_metric("my_metric")`` in their ``--t2t_usr_dir``): a
+function from (hypotheses, references, **options) to printable report lines,
+the first of which carries the headline figure.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from t2t_lite import registry
+from t2t_lite.data.problem import Problem
+from t2t_lite.metrics.bleu import bleu_report
+from t2t_lite.parsing.evalb import evalb, format_report
+from t2t_lite.parsing.trees import parse_tree_line
+from t2t_lite.registry import register_metric
+
+
+def score_decodes(problem: Problem, hypotheses: Sequence[str],
+                  references: Sequence[str]) -> list[str]:
+    """The report of ``problem``'s metric on line-aligned hypotheses and references."""
+    scorer = registry.metrics[problem.eval_metric]
+    return scorer(list(hypotheses), list(references), **problem.eval_metric_options())
+
+
+@register_metric("bleu")
+def bleu(hypotheses: list[str], references: list[str], language: str = "de") -> list[str]:
+    """sacreBLEU lowercased and cased, and the paper's tokenized BLEU in ``language``."""
+    return bleu_report(hypotheses, references, language=language).lines()
+
+
+@register_metric("evalb")
+def evalb_report(hypotheses: list[str], references: list[str]) -> list[str]:
+    """The EVALB (COLLINS.prm) report of tree lines against gold tree lines."""
+    gold = [parse_tree_line(line, "references", n) for n, line in enumerate(references, 1)]
+    test = [parse_tree_line(line, "hypotheses", n) for n, line in enumerate(hypotheses, 1)]
+    return format_report(evalb(gold, test)).splitlines()
+
+
+@register_metric("sequence_accuracy")
+def sequence_accuracy(hypotheses: list[str], references: list[str]) -> list[str]:
+    """The share of outputs equal to their reference (whitespace-normalized), the
+    algorithmic tasks' figure: a reversal with one symbol wrong is wrong."""
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references; "
+                         "give one reference line per decoded line")
+    right = sum(h.split() == r.split() for h, r in zip(hypotheses, references))
+    share = 100.0 * right / len(references) if references else 0.0
+    return [f"sequence accuracy {share:.2f}% ({right}/{len(references)})"]
