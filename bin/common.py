@@ -11,6 +11,38 @@ from typing import Callable, Sequence
 USER_ERRORS = (KeyError, ValueError, OSError, UnicodeDecodeError)
 
 
+class CommandParser(argparse.ArgumentParser):
+    """argparse with a one-line error (an unknown flag says so, and where to look),
+    not a usage dump."""
+
+    def error(self, message: str) -> None:
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+class _Refused(argparse.Action):
+    """A flag of tensor2tensor's that t2t-lite does another way: using it is an error
+    that names that way, unless its value asks for what t2t-lite does anyway."""
+
+    def __init__(self, option_strings, dest, reason: str, harmless: tuple[str, ...],
+                 **kwargs):
+        super().__init__(option_strings, dest, nargs="?", const="true",
+                         help=f"(tensor2tensor) {reason}", **kwargs)
+        self.reason, self.harmless = reason, harmless
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if str(values).lower() not in self.harmless:
+            raise ValueError(f"{option_string} is not a t2t-lite flag: {self.reason}")
+
+
+def refuse_flag(parser: argparse.ArgumentParser, flag: str, reason: str,
+                harmless: tuple[str, ...] = ()) -> None:
+    """``flag`` fails with one line that gives ``reason``; values in ``harmless``
+    (what t2t-lite does anyway, e.g. ``--use_tpu=false``) pass."""
+    parser.add_argument(flag, action=_Refused, reason=reason, harmless=harmless,
+                        default=argparse.SUPPRESS)
+
+
 def add_registry_flags(parser: argparse.ArgumentParser, required: bool = True) -> None:
     parser.add_argument("--problem", help="registered problem name (see --registry_help)")
     parser.add_argument("--model", help="registered model name, e.g. transformer")

@@ -17,7 +17,7 @@ from t2t_lite.training import averaging
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="t2t-avg-all", description=__doc__.split("\n")[0])
+    parser = common.CommandParser(prog="t2t-avg-all", description=__doc__.split("\n")[0])
     parser.add_argument("--model_dir", required=True,
                         help="training directory with ckpt-N checkpoints")
     parser.add_argument("--output_dir", required=True,

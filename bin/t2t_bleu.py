@@ -18,7 +18,7 @@ from t2t_lite.metrics import bleu
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="t2t-bleu", description=__doc__.split("\n")[0])
+    parser = common.CommandParser(prog="t2t-bleu", description=__doc__.split("\n")[0])
     parser.add_argument("--translation", required=True,
                         help="system output, one detokenized sentence per line (.gz ok)")
     parser.add_argument("--reference", required=True,

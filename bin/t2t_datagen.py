@@ -8,7 +8,7 @@ from t2t_lite.bin import common
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="t2t-datagen", description=__doc__)
+    p = common.CommandParser(prog="t2t-datagen", description=__doc__)
     p.add_argument("--problem", help="registered problem name (see --registry_help)")
     p.add_argument("--data_dir", help="where the vocabulary and TFRecord shards go")
     p.add_argument("--tmp_dir", help="where raw downloads are kept (reused when present)")

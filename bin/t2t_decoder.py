@@ -14,7 +14,7 @@ from t2t_lite.bin import common
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="t2t-decoder", description=__doc__)
+    p = common.CommandParser(prog="t2t-decoder", description=__doc__)
     common.add_registry_flags(p, required=False)
     p.add_argument("--checkpoint_path", help="a checkpoint prefix (default: the latest)")
     p.add_argument("--decode_hparams", default="",
@@ -27,6 +27,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--decode_reference",
                    help="references line-aligned with --decode_from_file: print the problem's "
                         "score (BLEU for translation, EVALB F1 for parsing)")
+    p.add_argument("--score_file",
+                   help="score given outputs instead of decoding: each line 'source<TAB>target'"
+                        "; writes log P(target | source) a line to --decode_to_file (default: "
+                        "SCORE_FILE.scores)")
+    p.add_argument("--decode_shards", type=int, default=1,
+                   help="(tensor2tensor) only 1: a t2t-decoder decodes its whole file")
+    p.add_argument("--decode_in_memory", action="store_true",
+                   help="(tensor2tensor) accepted: t2t-decoder always decodes in memory")
     return p
 
 
@@ -36,13 +44,19 @@ def decode(argv: Sequence[str] | None) -> int:
         return 0
     if not args.output_dir:
         raise ValueError("--output_dir is required (the folder t2t-trainer wrote)")
-    if not (args.decode_from_file or args.decode_interactive):
-        raise ValueError("give --decode_from_file=FILE or --decode_interactive")
+    if args.decode_shards != 1:
+        raise ValueError("--decode_shards: a t2t-decoder decodes its whole file on every "
+                         "local GPU; to spread a file over machines, split it and run one "
+                         "t2t-decoder per part")
+    if sum(map(bool, (args.decode_from_file, args.decode_interactive, args.score_file))) != 1:
+        raise ValueError("give one of --decode_from_file=FILE, --decode_interactive or "
+                         "--score_file=FILE")
     if args.decode_reference and not args.decode_from_file:
         raise ValueError("--decode_reference needs --decode_from_file")
     from t2t_lite import experiment as experiment_lib
     from t2t_lite.decoding import decoder
     from t2t_lite.decoding.beam_search import BeamSearchDecoder
+    from t2t_lite.decoding.likelihood import target_log_probs
     from t2t_lite.metrics.scoring import score_decodes
     from t2t_lite.training.checkpoints import restore_model
 
@@ -56,6 +70,13 @@ def decode(argv: Sequence[str] | None) -> int:
     problem = experiment.problem
     encoders = problem.feature_encoders(experiment.data_dir)
     codecs = {"encoder": encoders["inputs"], "target_encoder": encoders["targets"]}
+    if args.score_file:
+        output_path = args.decode_to_file or args.score_file + ".scores"
+        pairs = decoder.read_pairs(args.score_file)
+        scores = target_log_probs(model, pairs, batch_size=hparams.batch_size, **codecs)
+        decoder.write_lines_atomically(output_path, (f"{score:.6f}" for score in scores))
+        print(f"scored {len(scores)} lines of {args.score_file} to {output_path}")
+        return 0
     search = BeamSearchDecoder(model, hparams.beam_size, hparams.alpha,
                                constraint=problem.decode_constraint(experiment.data_dir))
     if args.decode_interactive:

@@ -19,7 +19,7 @@ from t2t_lite.bin import common
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="t2t-exporter", description=__doc__)
+    p = common.CommandParser(prog="t2t-exporter", description=__doc__)
     common.add_registry_flags(p, required=False)
     p.add_argument("--checkpoint_path", help="a checkpoint prefix (default: the latest)")
     p.add_argument("--export_dir", required=True,

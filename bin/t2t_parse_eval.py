@@ -19,7 +19,7 @@ from t2t_lite.parsing.trees import read_tree_file
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="t2t-parse-eval", description=__doc__.split("\n")[0])
+    parser = common.CommandParser(prog="t2t-parse-eval", description=__doc__.split("\n")[0])
     parser.add_argument("--gold", required=True, help="gold trees file")
     parser.add_argument("--test", required=True, help="parser output trees file")
     parser.add_argument("--max_length", type=int, default=DEFAULT_MAX_LENGTH,

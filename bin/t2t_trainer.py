@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Sequence
+import os
+from typing import Any, Sequence
 
 from t2t_lite.bin import common
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="t2t-trainer", description=__doc__)
+    p = common.CommandParser(prog="t2t-trainer", description=__doc__)
     common.add_registry_flags(p, required=False)
     p.add_argument("--tmp_dir", help="raw downloads for --generate_data")
     p.add_argument("--generate_data", action="store_true",
@@ -22,10 +23,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--train_steps", type=int, default=250000)
     p.add_argument("--train_minutes", type=float, default=0.0,
                    help="stop after this many minutes of training (0 = no limit)")
-    p.add_argument("--eval_every_steps", type=int, default=1000,
+    p.add_argument("--eval_every_steps", "--local_eval_frequency", type=int, default=1000,
                    help="evaluate on the dev split every N steps (and at the end)")
-    p.add_argument("--eval_batches", type=int, default=0,
+    p.add_argument("--eval_batches", "--eval_steps", type=int, default=0,
                    help="dev batches per evaluation; 0 = the whole dev split")
+    p.add_argument("--eval_early_stopping_steps", type=int, default=0,
+                   help="stop when the dev loss has not improved for this many steps "
+                        "(checked at each evaluation); 0 = never")
+    p.add_argument("--schedule", default="train_and_evaluate", choices=SCHEDULES,
+                   help="train_and_evaluate (or continuous_train_and_eval, tensor2tensor's "
+                        "name): train, evaluating on the way; train: no evaluation; "
+                        "evaluate: evaluate the latest checkpoint once")
     p.add_argument("--decode_eval_every_steps", type=int, default=0,
                    help="decode the first --decode_eval_examples dev examples as t2t-decoder "
                         "would and print their BLEU (F1 for parsing) this often; 0 = never")
@@ -34,10 +42,52 @@ def parser() -> argparse.ArgumentParser:
                    help="decode settings for it, as t2t-decoder's --decode_hparams")
     p.add_argument("--save_checkpoints_steps", type=int, default=1000)
     p.add_argument("--save_checkpoints_minutes", type=float, default=10.0)
+    p.add_argument("--save_checkpoints_secs", type=float,
+                   help="tensor2tensor's spelling of --save_checkpoints_minutes, in seconds")
     p.add_argument("--keep_checkpoint_max", type=int, default=20)
+    p.add_argument("--keep_checkpoint_every_n_hours", type=float, default=0.0,
+                   help="also keep one checkpoint per this many hours of training, beyond "
+                        "--keep_checkpoint_max; 0 = no")
     p.add_argument("--log_every_steps", type=int, default=100)
-    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--seed", "--random_seed", type=int, default=1234)
+    p.add_argument("--export_saved_model", action="store_true",
+                   help="after training, export the model as t2t-exporter would, to "
+                        "OUTPUT_DIR/export/STEP (the problem's decode settings)")
+    common.refuse_flag(p, "--worker_gpu", "every local GPU is used (MirroredStrategy); "
+                       "choose them with CUDA_VISIBLE_DEVICES")
+    common.refuse_flag(p, "--worker_replicas", "workers come from TF_CONFIG "
+                       "(MultiWorkerMirroredStrategy); see the README's cluster section",
+                       harmless=("1",))
+    common.refuse_flag(p, "--ps_replicas", "there are no parameter servers: workers "
+                       "all-reduce (MultiWorkerMirroredStrategy from TF_CONFIG)",
+                       harmless=("0",))
+    common.refuse_flag(p, "--use_tpu", "t2t-lite trains on CPUs and GPUs",
+                       harmless=("false", "0"))
     return p
+
+
+# tensor2tensor's schedules that t2t-lite runs; continuous_train_and_eval was its default.
+SCHEDULES = ("train_and_evaluate", "continuous_train_and_eval", "train", "evaluate")
+
+
+def train_options(args: argparse.Namespace) -> Any:
+    """The trainer's ``TrainOptions`` from the flags (tensor2tensor's spellings mapped)."""
+    from t2t_lite.training.trainer import TrainOptions
+
+    minutes = args.save_checkpoints_minutes
+    if args.save_checkpoints_secs is not None:
+        minutes = args.save_checkpoints_secs / 60.0
+    return TrainOptions(
+        train_steps=args.train_steps, train_minutes=args.train_minutes,
+        eval_every_steps=args.eval_every_steps,
+        eval_batches=args.eval_batches, save_checkpoints_steps=args.save_checkpoints_steps,
+        save_checkpoints_minutes=minutes,
+        keep_checkpoint_max=args.keep_checkpoint_max,
+        keep_checkpoint_every_n_hours=args.keep_checkpoint_every_n_hours,
+        log_every_steps=args.log_every_steps, seed=args.seed,
+        decode_eval_every_steps=args.decode_eval_every_steps,
+        evaluate=args.schedule != "train",
+        eval_early_stopping_steps=args.eval_early_stopping_steps)
 
 
 def train(argv: Sequence[str] | None) -> int:
@@ -50,7 +100,7 @@ def train(argv: Sequence[str] | None) -> int:
     from t2t_lite import experiment as experiment_lib
     from t2t_lite import registry
     from t2t_lite.training.distribute import make_strategy
-    from t2t_lite.training.trainer import TrainOptions, Trainer
+    from t2t_lite.training.trainer import Trainer
 
     if args.generate_data:
         if not args.problem:
@@ -58,15 +108,9 @@ def train(argv: Sequence[str] | None) -> int:
         registry.problems[args.problem]().generate_data(
             args.data_dir, args.tmp_dir or args.data_dir)
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
-                                        args.hparams, args.data_dir, args.output_dir)
-    options = TrainOptions(
-        train_steps=args.train_steps, train_minutes=args.train_minutes,
-        eval_every_steps=args.eval_every_steps,
-        eval_batches=args.eval_batches, save_checkpoints_steps=args.save_checkpoints_steps,
-        save_checkpoints_minutes=args.save_checkpoints_minutes,
-        keep_checkpoint_max=args.keep_checkpoint_max,
-        log_every_steps=args.log_every_steps, seed=args.seed,
-        decode_eval_every_steps=args.decode_eval_every_steps)
+                                        args.hparams, args.data_dir, args.output_dir,
+                                        must_exist=args.schedule == "evaluate")
+    options = train_options(args)
     dev_scorer = None
     if args.decode_eval_every_steps:
         from t2t_lite.decoding.dev_eval import DevDecodeScorer
@@ -74,9 +118,29 @@ def train(argv: Sequence[str] | None) -> int:
                                      num_examples=args.decode_eval_examples,
                                      decode_overrides=args.decode_eval_hparams)
     trainer = Trainer(experiment, options, make_strategy(), dev_scorer)
+    if args.schedule == "evaluate":
+        if not trainer.restore():
+            raise ValueError(f"no checkpoint in {args.output_dir} to evaluate; train first")
+        print(json.dumps({"step": trainer.step, **trainer.evaluate()}))
+        return 0
     metrics = trainer.train()
-    print(json.dumps({"step": trainer.step, **metrics, **trainer.run_summary()}))
+    summary = {"step": trainer.step, **metrics, **trainer.run_summary()}
+    if args.export_saved_model:
+        summary["export_dir"] = export_trained_model(trainer.model, experiment, trainer.step)
+    print(json.dumps(summary))
     return 0
+
+
+def export_trained_model(model: Any, experiment: Any, step: int) -> str:
+    """tensor2tensor's --export_saved_model: the trained model as t2t-exporter writes
+    it, with the problem's decode settings, to OUTPUT_DIR/export/STEP."""
+    from t2t_lite.decoding.decoder import decode_hparams
+    from t2t_lite.export.exporter import ExportModule, export
+
+    export_dir = os.path.join(experiment.output_dir, "export", str(step))
+    hparams = decode_hparams("", experiment.problem.decode_hparams_defaults())
+    export(ExportModule(model, experiment.problem, experiment.data_dir, hparams), export_dir)
+    return export_dir
 
 
 def main(argv: Sequence[str] | None = None) -> int:

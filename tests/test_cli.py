@@ -9,31 +9,13 @@ import time
 
 import pytest
 
+from cli_helpers import COMMON, USR_DIR, error_of, train_tiny
 from t2t_lite.bin import t2t_attention, t2t_datagen, t2t_decoder, t2t_trainer
-
-USR_DIR = os.path.join(os.path.dirname(__file__), "usr_dir_example")
-COMMON = ["--problem=tiny_reverse_binary", "--model=transformer",
-          "--hparams_set=my_very_small_transformer", f"--t2t_usr_dir={USR_DIR}"]
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    """A data dir and an output dir trained for a few steps."""
-    root = tmp_path_factory.mktemp("cli")
-    data_dir, output_dir = str(root / "data"), str(root / "train")
-    assert t2t_datagen.main(["--problem=tiny_reverse_binary", f"--data_dir={data_dir}",
-                             f"--t2t_usr_dir={USR_DIR}"]) == 0
-    assert t2t_trainer.main(COMMON + [f"--data_dir={data_dir}", f"--output_dir={output_dir}",
-                                      "--train_steps=4", "--save_checkpoints_steps=2",
-                                      "--log_every_steps=2"]) == 0
-    return data_dir, output_dir
-
-
-def error_of(capsys, main, argv):
-    code = main(argv)
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2
-    return err[-1]
+    return train_tiny(tmp_path_factory.mktemp("cli"))
 
 
 def test_registry_help(capsys):

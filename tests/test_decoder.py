@@ -141,7 +141,7 @@ def test_decode_hparams_layers_library_problem_and_user_settings():
     library = decode_hparams()
     assert library.values() == {"beam_size": 4, "alpha": 0.6, "extra_length": 50,
                                 "batch_size": 32, "return_beams": False,
-                                "max_input_length": 0}
+                                "write_beam_scores": False, "max_input_length": 0}
     parsing = {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
     hparams = decode_hparams("alpha=1.0,return_beams=true", parsing)
     assert (hparams.beam_size, hparams.alpha, hparams.extra_length, hparams.return_beams) == (

@@ -32,6 +32,7 @@ DECODE_DEFAULTS = {
     "extra_length": 50,      # max decode length = input length + extra_length
     "batch_size": 32,        # lines per search call
     "return_beams": False,   # write every beam, tab-separated, best first
+    "write_beam_scores": False,  # follow each output (each beam) with a tab and its score
     "max_input_length": 0,   # truncate longer inputs (EOS included); 0 = unlimited
 }
 
@@ -76,7 +77,8 @@ def _pad(rows: list[list[int]]) -> np.ndarray:
 def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
                  batch_size: int = 32, extra_length: int = 50, return_beams: bool = False,
                  max_input_length: int = 0, postprocess: Postprocess | None = None,
-                 target_encoder: TextEncoder | None = None) -> list[str]:
+                 target_encoder: TextEncoder | None = None,
+                 write_beam_scores: bool = False) -> list[str]:
     """One decoded line per input line, in input order.
 
     ``encoder`` encodes the inputs; ``target_encoder`` (default: the same one)
@@ -86,7 +88,9 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
     output holds all beams, tab-separated, best first (empty beam slots, which
     score -inf, are left out). Each batch may decode up to its longest input
     length (EOS included) plus ``extra_length`` tokens. ``postprocess`` maps
-    (input line, decoded text) to the output line.
+    (input line, decoded text) to the output line, beam by beam. With
+    ``write_beam_scores`` each beam's text is followed by a tab and its score
+    (tensor2tensor's format: ``text<TAB>score`` per beam).
     """
     target_encoder = target_encoder or encoder
     outputs = [""] * len(lines)
@@ -99,14 +103,18 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
         inputs = _pad([encoded[i] for i in indices])
         ids, scores = search_fn(inputs, inputs.shape[1] + extra_length)
         ids, scores = np.asarray(ids), np.asarray(scores)
+        # Tabs inside a text become spaces only where tabs separate fields.
+        separator = "\t" if return_beams or write_beam_scores else "\n"
         for row, index in enumerate(indices):
-            beams = range(ids.shape[1]) if return_beams else range(1)
-            separator = "\t" if return_beams else "\n"
-            texts = [_one_field(target_encoder.decode(ids[row, k].tolist()), separator)
-                     for k in beams if not math.isinf(scores[row, k])]
-            outputs[index] = separator.join(texts)
-            if postprocess:
-                outputs[index] = postprocess(lines[index].strip(), outputs[index])
+            fields = []
+            for k in range(ids.shape[1] if return_beams else 1):
+                if math.isinf(scores[row, k]):
+                    continue
+                text = _one_field(target_encoder.decode(ids[row, k].tolist()), separator)
+                if postprocess:
+                    text = postprocess(lines[index].strip(), text)
+                fields.append(f"{text}\t{scores[row, k]:.4f}" if write_beam_scores else text)
+            outputs[index] = "\t".join(fields)
     return outputs
 
 
@@ -117,7 +125,8 @@ def decode_with_hparams(hparams: HParams, lines: list[str], encoder: TextEncoder
     return decode_lines(lines, encoder, search_fn, batch_size=hparams.batch_size,
                         extra_length=hparams.extra_length, return_beams=hparams.return_beams,
                         max_input_length=hparams.max_input_length, postprocess=postprocess,
-                        target_encoder=target_encoder)
+                        target_encoder=target_encoder,
+                        write_beam_scores=hparams.write_beam_scores)
 
 
 def read_utf8_lines(path: str) -> list[str]:
@@ -136,6 +145,19 @@ def read_utf8_lines(path: str) -> list[str]:
             raise ValueError(f"{path}: line {number} is not valid UTF-8 ({error.reason} at "
                              f"byte {error.start}); re-encode the file as UTF-8") from None
     return lines
+
+
+def read_pairs(path: str) -> list[tuple[str, str]]:
+    """(source, target) of each line ``source<TAB>target`` of ``path``; a line without
+    exactly one tab is a ``ValueError`` naming the file and line."""
+    pairs = []
+    for number, line in enumerate(read_utf8_lines(path), start=1):
+        fields = line.split("\t")
+        if len(fields) != 2:
+            raise ValueError(f"{path}: line {number} has {len(fields) - 1} tabs; each line "
+                             "must be 'source<TAB>target'")
+        pairs.append((fields[0], fields[1]))
+    return pairs
 
 
 def write_lines_atomically(path: str, lines: Iterable[str]) -> None:

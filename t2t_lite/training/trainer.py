@@ -43,6 +43,11 @@ class TrainOptions:
     seed: int = 1234
     # Decode a dev sample and score it (BLEU / F1) every this many steps; 0 = never.
     decode_eval_every_steps: int = 0
+    evaluate: bool = True  # False: no dev evaluation at all (schedule "train")
+    # Stop once the dev loss has not improved for this many steps; 0 = never.
+    eval_early_stopping_steps: int = 0
+    # Keep one checkpoint per this many hours beyond keep_checkpoint_max; 0 = none.
+    keep_checkpoint_every_n_hours: float = 0.0
 
 
 class Trainer:
@@ -71,7 +76,8 @@ class Trainer:
         self.checkpoint = training_checkpoint(self.model, self.optimizer)
         self.manager = tf.train.CheckpointManager(
             self.checkpoint, experiment.output_dir, options.keep_checkpoint_max,
-            checkpoint_name="ckpt")
+            checkpoint_name="ckpt",
+            keep_checkpoint_every_n_hours=options.keep_checkpoint_every_n_hours or None)
         self._train_fn = None
         self._eval_fn = None
         # Time in training steps (the first step of a run, which traces, left out).
@@ -184,6 +190,7 @@ class Trainer:
         started = last_save = time.monotonic()
         deadline = started + opts.train_minutes * 60.0 if opts.train_minutes else float("inf")
         first_step = True  # traces the step function: not counted in the speed
+        stopper = _EarlyStopping(opts.eval_early_stopping_steps)
         try:
             while self.step < opts.train_steps and time.monotonic() < deadline:
                 step_started = time.monotonic()
@@ -201,8 +208,10 @@ class Trainer:
                         or minutes >= opts.save_checkpoints_minutes):
                     self.manager.save(checkpoint_number=step)
                     last_save = time.monotonic()
-                if step % opts.eval_every_steps == 0 and step < opts.train_steps:
-                    self.evaluate()
+                if (opts.evaluate and step % opts.eval_every_steps == 0
+                        and step < opts.train_steps and stopper.should_stop(
+                            step, self.evaluate()["loss"])):
+                    break
                 if (self.dev_scorer and opts.decode_eval_every_steps
                         and step % opts.decode_eval_every_steps == 0):
                     self.score_dev_decodes()
@@ -213,7 +222,7 @@ class Trainer:
         if self.manager.latest_checkpoint is None or not self.manager.latest_checkpoint.endswith(
                 f"ckpt-{self.step}"):
             self.manager.save(checkpoint_number=self.step)
-        return self.evaluate()
+        return self.evaluate() if opts.evaluate else {}
 
     def run_summary(self) -> dict[str, float]:
         """The model's parameter count and the training speed of this process's steps
@@ -276,7 +285,6 @@ class Trainer:
                 tf.summary.scalar(name, value)
         return metrics
 
-
     def score_dev_decodes(self) -> list[str]:
         """Runs ``dev_scorer``; logs its lines and writes them as a TensorBoard text."""
         started = time.monotonic()
@@ -287,6 +295,26 @@ class Trainer:
         with writer.as_default(step=self.step):
             tf.summary.text("decode_score", "\n".join(lines))
         return lines
+
+
+class _EarlyStopping:
+    """tensor2tensor's eval_early_stopping_steps: stop when the dev loss has not
+    improved on its best for ``patience`` steps."""
+
+    def __init__(self, patience: int):
+        self.patience = patience
+        self.best_loss = float("inf")
+        self.best_step = 0
+
+    def should_stop(self, step: int, loss: float) -> bool:
+        if loss < self.best_loss:
+            self.best_loss, self.best_step = loss, step
+        stop = bool(self.patience) and step - self.best_step >= self.patience
+        if stop:
+            logging.info("early stopping at step %d: the dev loss has not improved on %.4f "
+                         "(step %d) for %d steps", step, self.best_loss, self.best_step,
+                         step - self.best_step)
+        return stop
 
 
 class _Window:
