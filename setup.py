@@ -25,6 +25,9 @@ setup(
         "tensorflow-datasets>=4.9",
         "importlib_resources",  # tensorflow-datasets 4.9.10 imports it to download, undeclared
         "sacrebleu>=2.4",
+        # The paper's tokenized BLEU needs Moses' tokenizer exactly, with its
+        # nonbreaking-prefix lists: sacremoses is the maintained Python port.
+        "sacremoses>=0.1",
         "sentencepiece>=0.2",
         "numpy",
         "matplotlib>=3.8",  # t2t-attention's heatmaps

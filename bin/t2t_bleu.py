@@ -24,8 +24,9 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--reference", required=True,
                         help="reference, line-aligned with --translation (.gz ok)")
     parser.add_argument("--language", default="de",
-                        help="target language for the Moses-style tokenization of the "
-                             "tokenized BLEU (en, de, fr; others use the generic rules)")
+                        help="target language of the Moses tokenization (tokenizer.perl -l) "
+                             "behind the tokenized BLEU; a language without a Moses "
+                             "nonbreaking-prefix list uses English's")
     parser.add_argument("--source", default="",
                         help="the source sentences, line-aligned: also print BLEU by source "
                              "length (in words), as Bahdanau et al.'s Figure 2")

@@ -5,124 +5,67 @@ reports a signature that makes the number reproducible; it is the number to
 compare against other systems today.
 
 The "Attention Is All You Need" numbers are *tokenized* BLEU, computed the way
-tensor2tensor's get_ende_bleu.sh did: Moses ``tokenizer.perl -l de`` on both
-sides, compounds split as ``rich-text -> rich ##AT##-##AT## text`` (the
-convention of GNMT / ConvS2S), then multi-bleu.perl. sacreBLEU's 13a and intl
-tokenizers are NOT used for that number on purpose: 13a splits every hyphen,
-apostrophe and inner period ("U.S." -> "U . S ."), which changes the n-gram
-counts and the score. Instead this module carries a small reimplementation of
-the Moses tokenizer's default (non-aggressive) rules; see ``moses_tokenize``
-for what it keeps and what it leaves out. multi-bleu.perl's score (single
-reference, no smoothing, case-sensitive) equals sacreBLEU's with
-``tokenize="none", smooth_method="none"`` on the pre-tokenized text.
+tensor2tensor's get_ende_bleu.sh did: Moses ``replace-unicode-punctuation.perl``
+and ``tokenizer.perl -l de``, compounds split as
+``rich-text -> rich ##AT##-##AT## text`` (the convention of GNMT / ConvS2S),
+then multi-bleu.perl. sacreBLEU's 13a and intl tokenizers are NOT used for that
+number on purpose: 13a splits every hyphen, apostrophe and inner period
+("U.S." -> "U . S ."), which changes the n-gram counts and the score.
+
+The Moses steps come from sacremoses, the maintained Python port of the Moses
+scripts with their per-language nonbreaking-prefix lists (abbreviations such as
+"Dr." or "bzw." keep their period): the score moves with every token, so only
+Moses' own rules and lists reproduce it. get_ende_bleu.sh ran the scripts on
+the system output and scored it against an already tokenized reference; here
+the reference is plain text, so both sides go through the same steps. Like
+tokenizer.perl of 2017, sacremoses keeps the period of an abbreviation that
+ends the line ("in the U.S."); Moses splits it since late 2018.
+
+multi-bleu.perl's score (single reference, no smoothing, case-sensitive) equals
+sacreBLEU's with ``tokenize="none", smooth_method="none"`` on the tokenized text.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gzip
 import os
 import re
 from typing import Sequence
 
 from sacrebleu.metrics import BLEU
+from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
 
 class BleuInputError(ValueError):
     """Translations and references that cannot be scored together."""
 
 
-# --- Moses-style tokenization -------------------------------------------------
+# --- Moses tokenization ----------------------------------------------------------
 
-# Typographic punctuation mapped to ASCII first (Moses replace-unicode-punctuation
-# did this to the system output); applied to both sides so they stay comparable.
-_UNICODE_PUNCTUATION = str.maketrans({
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
-    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u2032": "'", "\u2033": '"',
-    "\u2026": "...", "\uff0c": ",", "\u3001": ",", "\uff1a": ":", "\uff1b": ";",
-    "\uff1f": "?", "\uff01": "!", "\uff08": "(", "\uff09": ")", "\uff05": "%",
-})
-
-# Words whose final period is part of the word (abbreviations), per language.
-# A faithful-enough subset of Moses' nonbreaking_prefix files.
-_TITLES = {"Dr", "Mr", "Mrs", "Ms", "Prof", "St", "Sr", "Jr", "Hr", "Fr", "Mme",
-           "Mlle", "Mt", "Gen", "Col", "Lt", "Capt", "Sgt", "Rev", "Hon", "vs",
-           "etc", "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept",
-           "Oct", "Nov", "Dec"}
-_UPPER_LETTERS = {chr(c) for c in range(ord("A"), ord("Z") + 1)}
-_LOWER_LETTERS = {chr(c) for c in range(ord("a"), ord("z") + 1)}
-_NONBREAKING = {
-    "en": _TITLES | _UPPER_LETTERS | {"Inc", "Ltd", "Co", "Corp", "Bros", "approx"},
-    "de": _TITLES | _UPPER_LETTERS | _LOWER_LETTERS | {
-        "bzw", "ca", "usw", "vgl", "ggf", "evtl", "inkl", "zB", "Str", "Jh",
-        "Mio", "Mrd", "Tel", "Abs", "Abt", "Dipl", "Ing", "Hrsg", "Jhd", "max",
-        "min", "sog", "Bd", "Kap", "Okt", "Dez", "Mrz"},
-    "fr": _TITLES | _UPPER_LETTERS | {"MM", "Me", "Mgr", "Pr", "av", "env", "cf",
-                                      "vol", "janv", "févr", "avr", "juil", "sept",
-                                      "oct", "nov", "déc"},
-}
-# Abbreviations that keep their period only before a number ("No. 5", "Nr. 5").
-_NUMERIC_ONLY = {"No", "Nos", "Nr", "Art", "pp"}
-
-_SPECIAL_CHAR = re.compile(r"([^\w\s.'`,\-]|_)")
-_DOT_RUN = re.compile(r"\.{2,}")
-_ALPHA = r"[^\W\d_]"
-_NOT_ALPHA = r"(?:[\W\d_])"
+# Only its replace_unicode_punct is used: replace-unicode-punctuation.perl, which
+# get_ende_bleu.sh ran before tokenizer.perl (not normalize-punctuation.perl).
+_UNICODE_PUNCTUATION = MosesPunctNormalizer()
 
 
-def _split_apostrophes(text: str, language: str) -> str:
-    """Moses' contraction rules: en splits right (don 't), fr left (l' homme)."""
-    if language == "en":
-        text = re.sub(rf"({_NOT_ALPHA})'({_NOT_ALPHA})", r"\1 ' \2", text)
-        text = re.sub(r"([^\w]|_)'(" + _ALPHA + ")", r"\1 ' \2", text)
-        text = re.sub(rf"({_ALPHA})'({_NOT_ALPHA})", r"\1 ' \2", text)
-        text = re.sub(rf"({_ALPHA})'({_ALPHA})", r"\1 '\2", text)
-        return re.sub(r"(\d)'s", r"\1 's", text)  # the 1990's
-    if language == "fr":
-        text = re.sub(rf"({_NOT_ALPHA})'({_NOT_ALPHA})", r"\1 ' \2", text)
-        text = re.sub(rf"({_NOT_ALPHA})'({_ALPHA})", r"\1 ' \2", text)
-        text = re.sub(rf"({_ALPHA})'({_NOT_ALPHA})", r"\1 ' \2", text)
-        return re.sub(rf"({_ALPHA})'({_ALPHA})", r"\1' \2", text)
-    return text.replace("'", " ' ")
-
-
-def _split_final_period(words: list[str], language: str) -> list[str]:
-    """Splits a word-final period unless it marks an abbreviation."""
-    nonbreaking = _NONBREAKING.get(language, _NONBREAKING["en"])  # Moses' fallback
-    out = []
-    for i, word in enumerate(words):
-        following = words[i + 1] if i + 1 < len(words) else ""
-        stem = word[:-1]
-        keep = (not word.endswith(".") or not stem or set(word) == {"."}
-                or ("." in stem and re.search(_ALPHA, stem))
-                or (stem in nonbreaking and stem not in _NUMERIC_ONLY)
-                or following[:1].islower()
-                or (stem in _NUMERIC_ONLY and following[:1].isdigit()))
-        out.append(word if keep else stem + " .")
-    return out
+@functools.cache
+def _moses_tokenizer(language: str) -> MosesTokenizer:
+    """One tokenizer per language: building one reads its nonbreaking-prefix list."""
+    return MosesTokenizer(lang=language)
 
 
 def moses_tokenize(line: str, language: str = "de") -> str:
-    """Tokenizes like Moses ``tokenizer.perl -l LANGUAGE`` (default, non-aggressive).
+    """``replace-unicode-punctuation.perl | tokenizer.perl -l LANGUAGE``, by sacremoses.
 
-    Kept: punctuation other than ``. ' , -`` is split off; commas are split
-    except between digits (5,300); runs of dots stay one token; a final period
-    is split unless the word is an abbreviation (a subset of Moses' nonbreaking
-    prefixes), holds an inner period (U.S.), or the next word is lowercase;
-    apostrophes follow the en / fr contraction rules, and every other language
-    splits them off; hyphens inside words stay (compounds are split later).
-    Left out: Moses' XML escaping (&apos; ...), which renames tokens one-to-one
-    and so never changes BLEU, and its protected-pattern option.
+    tokenizer.perl's defaults, as get_ende_bleu.sh ran it: no aggressive hyphen
+    splitting (``-a``), and XML escaping on (``'`` -> ``&apos;``), which renames
+    tokens one to one and so leaves BLEU as it is. A language without a
+    nonbreaking-prefix list falls back to English's, as in Moses.
     """
-    text = " " + re.sub(r"\s+", " ", line.translate(_UNICODE_PUNCTUATION)) + " "
-    text = re.sub(r"[\x00-\x1f]", "", text)
-    text = _SPECIAL_CHAR.sub(r" \1 ", text)
-    text = _DOT_RUN.sub(r" \g<0> ", text)
-    text = re.sub(r"(\D),", r"\1 , ", text)
-    text = re.sub(r",(\D)", r" , \1", text)  # the padding space splits a final comma
-    text = _split_apostrophes(text, language)
-    words = _split_final_period(text.split(), language)
-    text = " ".join(" ".join(words).split())
-    return re.sub(r"\.' ?$", " . '", text).strip()
+    text = _UNICODE_PUNCTUATION.replace_unicode_punct(line)
+    tokens = _moses_tokenizer(language).tokenize(
+        text, aggressive_dash_splits=False, return_str=True, escape=True)
+    return tokens.strip()  # a line ending in ".'" comes back with a trailing space
 
 
 def split_compounds(tokenized_line: str) -> str:
