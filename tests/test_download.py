@@ -1,9 +1,13 @@
-"""Tests for t2t_lite.data.download (offline: a local file:// URL and a closed port)."""
+"""t2t_lite.data.download (offline: local file:// URLs, a closed port, a killed process)."""
+import hashlib
 import os
+import signal
+import subprocess
+import sys
 
 import pytest
 
-from t2t_lite.data.download import DownloadError, maybe_download
+from t2t_lite.data.download import DownloadError, maybe_download, sha256_of
 
 
 def test_existing_file_is_used_without_downloading(tmp_path):
@@ -30,3 +34,64 @@ def test_failed_download_names_file_url_and_where_to_put_it(tmp_path):
     assert "data.tgz" in message and url in message
     assert str(tmp_path / "data.tgz") in message and "by hand" in message
     assert os.listdir(tmp_path) == []
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_a_verified_download_has_the_expected_hash(tmp_path):
+    source = tmp_path / "remote.gz"
+    source.write_bytes(b"corpus" * 1000)
+    path = maybe_download(str(tmp_path / "tmp"), "corpus.gz", source.as_uri(),
+                          sha(b"corpus" * 1000))
+    assert sha256_of(path) == sha(b"corpus" * 1000)
+    assert os.listdir(tmp_path / "tmp") == ["corpus.gz"]
+
+
+def test_a_truncated_download_is_removed_and_reported_in_one_line(tmp_path):
+    source = tmp_path / "remote.gz"
+    source.write_bytes(b"corpus" * 10)  # what arrived: less than the real file
+    with pytest.raises(DownloadError) as info:
+        maybe_download(str(tmp_path / "tmp"), "corpus.gz", source.as_uri(),
+                       sha(b"corpus" * 1000))
+    message = str(info.value)
+    assert "\n" not in message and "corpus.gz" in message and "sha256" in message
+    assert "removed it" in message
+    assert os.listdir(tmp_path / "tmp") == []  # no file that looks complete
+
+
+def test_a_wrong_file_in_tmp_dir_is_replaced_by_a_good_download(tmp_path, caplog):
+    source = tmp_path / "remote.gz"
+    source.write_bytes(b"good")
+    tmp_dir = tmp_path / "tmp"
+    tmp_dir.mkdir()
+    (tmp_dir / "corpus.gz").write_bytes(b"goo")  # an earlier download, cut short
+    (tmp_dir / "corpus.gz.incomplete").mkdir()   # and what a killed one left
+    path = maybe_download(str(tmp_dir), "corpus.gz", source.as_uri(), sha(b"good"))
+    assert open(path, "rb").read() == b"good" and sorted(os.listdir(tmp_dir)) == ["corpus.gz"]
+    assert "not the expected file" in caplog.text
+
+
+def test_a_good_file_in_tmp_dir_is_used_without_network(tmp_path):
+    (tmp_path / "corpus.gz").write_bytes(b"good")
+    assert maybe_download(str(tmp_path), "corpus.gz", "http://127.0.0.1:9/corpus.gz",
+                          sha(b"good")) == str(tmp_path / "corpus.gz")
+
+
+def test_a_killed_download_leaves_no_complete_looking_file(tmp_path):
+    """Killed while keras writes: only the NAME.incomplete folder can be left."""
+    script = (
+        "import sys, time\n"
+        "from t2t_lite.data import download\n"
+        "def slow(url, filename, folder):\n"
+        "    open(f'{folder}/{filename}', 'wb').write(b'half')\n"
+        "    print('writing', flush=True); time.sleep(60)\n"
+        "download._fetch = slow\n"
+        f"download.maybe_download({str(tmp_path)!r}, 'corpus.gz', 'http://x/corpus.gz', 'ab')\n")
+    process = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                               text=True)
+    assert process.stdout.readline().strip() == "writing"
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=60)
+    assert os.listdir(tmp_path) == ["corpus.gz.incomplete"]

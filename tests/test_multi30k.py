@@ -6,7 +6,7 @@ import os
 import pytest
 
 from t2t_lite import registry
-from t2t_lite.data.download import DownloadError
+from t2t_lite.data.download import DownloadError, sha256_of
 from t2t_lite.problems import multi30k, translate
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -114,11 +114,23 @@ def test_write_eval_files_gives_plain_text(tmp_path):
     assert references[:NUM_SAMPLES] == _raw_lines("test_2016_flickr.de.gz")
 
 
+def test_downloads_are_pinned_and_verified():
+    problem = multi30k.TranslateEndeMulti30k()
+    assert problem.raw_url(problem.raw_filename("train", "de")) == (
+        "https://raw.githubusercontent.com/multi30k/dataset/"
+        "c9be912dc05a3ebf9ae5bb5f7f58c1791cda43ab/data/task1/raw/train.de.gz")
+    for subset in ("train", "dev", "test"):
+        for language in ("en", "de", "fr"):
+            filename = problem.raw_filename(subset, language)
+            if os.path.isdir(MULTI30K_DIR):  # the shared copy is byte-for-byte upstream's
+                assert sha256_of(os.path.join(MULTI30K_DIR, filename)) == multi30k.SHA256[
+                    filename]
+
+
 def test_missing_file_names_the_file_and_url(tmp_path, monkeypatch):
     problem = multi30k.TranslateEndeMulti30k()
-    assert problem.url_base + problem.raw_filename("train", "de") == (
-        "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/train.de.gz")
-    monkeypatch.setattr(multi30k.Multi30kProblem, "url_base", "http://127.0.0.1:9/raw/")
+    monkeypatch.setattr(multi30k.Multi30kProblem, "raw_url",
+                        lambda self, filename: f"http://127.0.0.1:9/raw/{filename}")
     with pytest.raises(DownloadError, match=r"train\.de\.gz from http://127\.0\.0\.1:9/raw/"
                                             r"train\.de\.gz"):
         problem.generate_data(str(tmp_path / "data"), str(tmp_path / "tmp"))

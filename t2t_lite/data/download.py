@@ -1,60 +1,77 @@
-"""Fetch-if-absent downloads into ``tmp_dir``.
+"""Verified fetch-if-absent downloads into ``tmp_dir``.
 
-A file already in ``tmp_dir`` is used as is, so a user without network access
-can place the file there by hand. Downloads go to a temporary name and are
-renamed when complete, so an interrupted download is never mistaken for a file.
+A file already in ``tmp_dir`` is used as is when it has the expected sha256, so
+a user without network access can place the file there by hand. Otherwise it
+is fetched with ``keras.utils.get_file`` (a progress bar on a terminal) into a
+``NAME.incomplete`` folder, checked against its sha256, and only then moved to
+its name: an interrupted or killed download never leaves a file that looks
+complete, and a truncated or wrong one is removed and reported in one line.
 """
 from __future__ import annotations
 
-import http.client
+import hashlib
 import logging
 import os
-import urllib.error
-import urllib.request
+import shutil
 
 logger = logging.getLogger(__name__)
 
 _CHUNK_BYTES = 1 << 20
-_LOG_EVERY_BYTES = 50 << 20
-_TIMEOUT_S = 60
 
 
 class DownloadError(OSError):
-    """A file that could not be downloaded."""
+    """A file that could not be downloaded, or not with the content it should have."""
 
 
-def _copy_with_progress(response, out, url: str) -> None:
-    total = int(response.headers.get("Content-Length") or 0)
-    done = next_log = 0
-    while chunk := response.read(_CHUNK_BYTES):
-        out.write(chunk)
-        done += len(chunk)
-        if done >= next_log:
-            of_total = f" of {total / 1e6:.1f}" if total else ""
-            logger.info("downloading %s: %.1f%s MB", url, done / 1e6, of_total)
-            next_log += _LOG_EVERY_BYTES
-    if total and done != total:
-        raise DownloadError(f"connection closed after {done} of {total} bytes")
+def sha256_of(path: str) -> str:
+    """The hex sha256 of the file at ``path``."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK_BYTES):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
-def maybe_download(tmp_dir: str, filename: str, url: str) -> str:
-    """Returns the path of ``filename`` in ``tmp_dir``, downloading it from ``url`` if absent."""
+def _fetch(url: str, filename: str, folder: str) -> str:
+    """``url`` downloaded to ``folder/filename`` by keras; its path."""
+    import keras  # the download is the only thing here that needs it
+
+    return keras.utils.get_file(fname=filename, origin=url, cache_dir=folder,
+                                cache_subdir=".")
+
+
+def maybe_download(tmp_dir: str, filename: str, url: str, sha256: str | None = None) -> str:
+    """The path of ``filename`` in ``tmp_dir``, downloaded from ``url`` if absent.
+
+    With ``sha256`` (every file the library fetches has one) the file, whether
+    found or downloaded, must have that hash: a found file that does not is
+    removed and downloaded again; a downloaded one that does not is removed and
+    raises ``DownloadError``. Without it (a user's own URL) nothing is checked.
+    """
     path = os.path.join(tmp_dir, filename)
     if os.path.exists(path):
-        logger.info("using existing %s", path)
-        return path
-    os.makedirs(tmp_dir, exist_ok=True)
+        if sha256 is None or sha256_of(path) == sha256:
+            logger.info("using existing %s", path)
+            return path
+        logger.warning("%s is not the expected file (sha256 differs: truncated or from "
+                       "elsewhere); removing it and downloading %s again", path, url)
+        os.remove(path)
     partial = path + ".incomplete"
+    shutil.rmtree(partial, ignore_errors=True)  # what a killed download left
+    os.makedirs(partial)
     logger.info("downloading %s to %s", url, path)
     try:
-        with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response, \
-                open(partial, "wb") as out:
-            _copy_with_progress(response, out, url)
-    except (OSError, http.client.HTTPException) as error:  # URLError is an OSError
-        if os.path.exists(partial):
-            os.remove(partial)
-        reason = getattr(error, "reason", None) or error
-        raise DownloadError(f"could not download {filename} from {url} ({reason}); "
-                            f"download it by hand and place it at {path}") from error
-    os.replace(partial, path)
+        try:
+            fetched = _fetch(url, filename, partial)
+        except Exception as error:  # keras wraps URL errors in a bare Exception
+            raise DownloadError(f"could not download {filename} from {url} ({error}); "
+                                f"download it by hand and place it at {path}") from None
+        if sha256 is not None and (got := sha256_of(fetched)) != sha256:
+            raise DownloadError(f"{filename} from {url} has sha256 {got[:12]}..., not the "
+                                f"expected {sha256[:12]}... (truncated, or changed upstream); "
+                                f"removed it. Download it again, or place a good copy at "
+                                f"{path}")
+        os.replace(fetched, path)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
     return path
