@@ -31,6 +31,7 @@ setup(
         "sentencepiece>=0.2",
         "numpy",
         "matplotlib>=3.8",  # t2t-attention's heatmaps
+        "tqdm>=4.60",  # progress bars on a terminal (tensorflow-datasets needs it already)
     ],
     extras_require={"test": ["pytest>=8"]},
     entry_points={"console_scripts": [

@@ -13,11 +13,47 @@ USER_ERRORS = (KeyError, ValueError, OSError, UnicodeDecodeError)
 
 class CommandParser(argparse.ArgumentParser):
     """argparse with a one-line error (an unknown flag says so, and where to look),
-    not a usage dump."""
+    not a usage dump, and every command's --verbosity."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_argument("--verbosity", type=int, default=0, choices=(0, 1, 2),
+                          help="0: t2t-lite's own messages; 1: also TensorFlow's start-up "
+                               "messages (device probing) and warnings; 2: all of TensorFlow's")
 
     def error(self, message: str) -> None:
         print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
+
+    def parse_args(self, args=None, namespace=None) -> argparse.Namespace:
+        parsed = super().parse_args(args, namespace)
+        start_tensorflow(parsed.verbosity)
+        return parsed
+
+
+def start_tensorflow(verbosity: int) -> None:
+    """Imports TensorFlow and lets it probe devices, quietly unless ``verbosity`` > 0.
+
+    TensorFlow's C++ start-up messages (oneDNN notes, CUDA probing errors on a
+    machine without a GPU) are printed before its log level applies, so at
+    verbosity 0 stderr is closed while they happen. Python errors still show:
+    they are raised after stderr is back.
+    """
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", {0: "2", 1: "1", 2: "0"}[verbosity])
+    if "tensorflow" in sys.modules or verbosity > 0:
+        return
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        sys.stderr.flush()
+        os.dup2(devnull, 2)
+        import tensorflow as tf
+        tf.config.list_physical_devices()
+        tf.constant(0) + 1  # the first op initializes the devices (and probes CUDA)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 class _Refused(argparse.Action):
@@ -80,7 +116,6 @@ def load_registrations(args: argparse.Namespace) -> bool:
 def run_main(prog: str, main: Callable[[Sequence[str] | None], int | None],
              argv: Sequence[str] | None = None) -> int:
     """Runs ``main``; a bad-input error becomes one line on stderr and exit 2."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
                         datefmt="%H:%M:%S")
     try:

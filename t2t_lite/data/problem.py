@@ -129,7 +129,6 @@ class Text2TextProblem(Problem):
     """Text in, text out: samples of strings are encoded with one shared vocabulary."""
 
     encoder_class: type[TextEncoder] = ByteTextEncoder  # reads back what build_vocab wrote
-    log_every: int = 100_000  # examples between progress messages while writing
 
     @abc.abstractmethod
     def generate_samples(self, data_dir: str, tmp_dir: str,
@@ -189,4 +188,4 @@ class Text2TextProblem(Problem):
                 continue
             logger.info("%s: generating %s data into %d shards", self.name, split, len(paths))
             tfrecords.write_shards(self._encoded_samples(data_dir, tmp_dir, split, encoders),
-                                   paths, log_every=self.log_every)
+                                   paths)

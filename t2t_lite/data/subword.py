@@ -21,13 +21,18 @@ from __future__ import annotations
 
 import functools
 import io
+import logging
 import os
+import time
 from typing import Iterable, Sequence
 
 import sentencepiece as spm
 import tensorflow as tf
 
 from t2t_lite.data.encoders import EOS_ID, NUM_RESERVED_IDS, PAD_ID, TextEncoder, trim_ids
+from t2t_lite.progress import progress
+
+logger = logging.getLogger(__name__)
 
 UNK_ID = NUM_RESERVED_IDS  # the first id after PAD and EOS
 MODEL_TYPES = ("bpe", "unigram")
@@ -76,9 +81,12 @@ class SubwordTextEncoder(TextEncoder):
             raise ValueError(f"model_type {model_type!r} is not one of {MODEL_TYPES}")
         spm.set_random_generator_seed(seed)
         model = io.BytesIO()
+        started = time.monotonic()
+        logger.info("training a %d-id %s vocabulary with sentencepiece", vocab_size, model_type)
+        sentences = progress(text_iterator, "reading text for the vocabulary", unit="sentences")
         try:
             spm.SentencePieceTrainer.train(
-                sentence_iterator=iter(text_iterator), model_writer=model,
+                sentence_iterator=iter(sentences), model_writer=model,
                 vocab_size=vocab_size, model_type=model_type,
                 pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
                 byte_fallback=True, normalization_rule_name="identity",
@@ -89,6 +97,8 @@ class SubwordTextEncoder(TextEncoder):
                              f"{model_type} vocabulary: {err}") from None
         encoder = cls(model.getvalue())
         encoder.store_to_file(model_path)
+        logger.info("trained the vocabulary in %.0f s: %s", time.monotonic() - started,
+                    model_path)
         return encoder
 
     @property

@@ -16,6 +16,8 @@ from typing import Iterable, Mapping, Sequence
 
 import tensorflow as tf
 
+from t2t_lite.progress import progress
+
 logger = logging.getLogger(__name__)
 
 _INCOMPLETE_SUFFIX = ".incomplete"
@@ -43,8 +45,7 @@ def _serialize(example: Mapping[str, Sequence[int]]) -> bytes:
     return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
 
 
-def write_shards(examples: Iterable[Mapping[str, Sequence[int]]], paths: Sequence[str],
-                 log_every: int = 100_000) -> int:
+def write_shards(examples: Iterable[Mapping[str, Sequence[int]]], paths: Sequence[str]) -> int:
     """Writes ``examples`` round robin to ``paths`` and returns how many were written.
 
     Shards are written under temporary names and renamed only once all examples
@@ -55,10 +56,9 @@ def write_shards(examples: Iterable[Mapping[str, Sequence[int]]], paths: Sequenc
     writers = [tf.io.TFRecordWriter(path) for path in temp_paths]
     count = 0
     try:
-        for count, example in enumerate(examples, start=1):
+        for count, example in enumerate(progress(examples, f"writing {label}", unit="examples"),
+                                        start=1):
             writers[(count - 1) % len(writers)].write(_serialize(example))
-            if count % log_every == 0:
-                logger.info("%s: %d examples written", label, count)
     except BaseException:
         for writer in writers:
             writer.close()

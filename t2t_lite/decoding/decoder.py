@@ -21,6 +21,7 @@ import numpy as np
 
 from t2t_lite.data.encoders import EOS_ID, PAD_ID, TextEncoder
 from t2t_lite.hparam import HParams, HParamsError
+from t2t_lite.progress import Progress
 
 SearchFn = Callable[[np.ndarray, int], tuple[Any, Any]]
 # (input line, decoded text) -> output line; e.g. parsing rebuilds a tree over the words.
@@ -78,7 +79,7 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
                  batch_size: int = 32, extra_length: int = 50, return_beams: bool = False,
                  max_input_length: int = 0, postprocess: Postprocess | None = None,
                  target_encoder: TextEncoder | None = None,
-                 write_beam_scores: bool = False) -> list[str]:
+                 write_beam_scores: bool = False, description: str | None = None) -> list[str]:
     """One decoded line per input line, in input order.
 
     ``encoder`` encodes the inputs; ``target_encoder`` (default: the same one)
@@ -90,7 +91,8 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
     length (EOS included) plus ``extra_length`` tokens. ``postprocess`` maps
     (input line, decoded text) to the output line, beam by beam. With
     ``write_beam_scores`` each beam's text is followed by a tab and its score
-    (tensor2tensor's format: ``text<TAB>score`` per beam).
+    (tensor2tensor's format: ``text<TAB>score`` per beam). With a ``description``
+    the progress is shown (``t2t_lite.progress``).
     """
     target_encoder = target_encoder or encoder
     outputs = [""] * len(lines)
@@ -98,6 +100,7 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
                for i, line in enumerate(lines) if line.strip()}
     # Longest first: similar lengths share a batch, and memory trouble shows up at once.
     order = sorted(encoded, key=lambda i: -len(encoded[i]))
+    bar = Progress(description, len(order), "lines") if description else None
     for start in range(0, len(order), batch_size):
         indices = order[start:start + batch_size]
         inputs = _pad([encoded[i] for i in indices])
@@ -115,18 +118,23 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
                     text = postprocess(lines[index].strip(), text)
                 fields.append(f"{text}\t{scores[row, k]:.4f}" if write_beam_scores else text)
             outputs[index] = "\t".join(fields)
+        if bar:
+            bar.update(len(indices))
+    if bar:
+        bar.close()
     return outputs
 
 
 def decode_with_hparams(hparams: HParams, lines: list[str], encoder: TextEncoder,
                         search_fn: SearchFn, postprocess: Postprocess | None = None,
-                        target_encoder: TextEncoder | None = None) -> list[str]:
+                        target_encoder: TextEncoder | None = None,
+                        description: str | None = None) -> list[str]:
     """``decode_lines`` with the settings of ``decode_hparams``."""
     return decode_lines(lines, encoder, search_fn, batch_size=hparams.batch_size,
                         extra_length=hparams.extra_length, return_beams=hparams.return_beams,
                         max_input_length=hparams.max_input_length, postprocess=postprocess,
                         target_encoder=target_encoder,
-                        write_beam_scores=hparams.write_beam_scores)
+                        write_beam_scores=hparams.write_beam_scores, description=description)
 
 
 def read_utf8_lines(path: str) -> list[str]:
@@ -194,7 +202,8 @@ def decode_from_file(input_path: str, output_path: str, encoder: TextEncoder,
             raise ValueError(f"{reference_path} has {len(references)} lines but {input_path} "
                              f"has {len(lines)}: the references must be line-aligned with "
                              "the inputs")
-    outputs = decode_with_hparams(hparams, lines, encoder, search_fn, postprocess, target_encoder)
+    outputs = decode_with_hparams(hparams, lines, encoder, search_fn, postprocess, target_encoder,
+                                  description=f"decoding {os.path.basename(input_path)}")
     write_lines_atomically(output_path, outputs)
     return outputs, references
 

@@ -29,6 +29,8 @@ from typing import Sequence
 import numpy as np
 import tensorflow as tf
 
+from t2t_lite.progress import progress
+
 HPARAMS_FILE = "hparams.json"  # written by the trainer; the decoder reads it
 
 logger = logging.getLogger(__name__)
@@ -79,7 +81,7 @@ def average_checkpoints(checkpoint_paths: Sequence[str], output_path: str) -> No
                              "averaged")
     names = sorted(shapes)
     tensors = []
-    for name in names:
+    for name in progress(names, f"averaging {len(readers)} checkpoints", len(names), "tensors"):
         if dtypes[name].is_floating:
             total = sum(r.get_tensor(name).astype(np.float64) for r in readers)
             tensors.append(tf.cast(total / len(readers), dtypes[name]))

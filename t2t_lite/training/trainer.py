@@ -21,6 +21,7 @@ import tensorflow as tf
 from t2t_lite.data.encoders import PAD_ID
 from t2t_lite.data.pipeline import batch_examples
 from t2t_lite.experiment import Experiment
+from t2t_lite.progress import format_duration
 from t2t_lite.training.checkpoints import training_checkpoint
 from t2t_lite.training.losses import smoothed_cross_entropy
 from t2t_lite.training.optimizers import make_optimizer
@@ -80,6 +81,7 @@ class Trainer:
             keep_checkpoint_every_n_hours=options.keep_checkpoint_every_n_hours or None)
         self._train_fn = None
         self._eval_fn = None
+        self._deadline: float | None = None  # of --train_minutes, while training
         # Time in training steps (the first step of a run, which traces, left out).
         self.steady_seconds = 0.0
         self.steady_target_tokens = 0.0
@@ -189,6 +191,7 @@ class Trainer:
         window = _Window()
         started = last_save = time.monotonic()
         deadline = started + opts.train_minutes * 60.0 if opts.train_minutes else float("inf")
+        self._deadline = deadline if opts.train_minutes else None
         first_step = True  # traces the step function: not counted in the speed
         stopper = _EarlyStopping(opts.eval_early_stopping_steps)
         try:
@@ -232,12 +235,20 @@ class Trainer:
                 "train_target_tokens_per_s": self.steady_target_tokens / max(
                     self.steady_seconds, 1e-9)}
 
+    def _eta(self, step: int, steps_per_s: float) -> str:
+        """', ETA 1:02:03': until train_steps at this speed, or the train_minutes limit."""
+        seconds = (self.options.train_steps - step) / steps_per_s if steps_per_s else 0.0
+        if self._deadline is not None:
+            seconds = min(seconds, self._deadline - time.monotonic())
+        return f", ETA {format_duration(seconds)}" if seconds > 0 else ""
+
     def _log(self, writer, step: int, stats: dict[str, float]) -> None:
         lr = float(self.optimizer.learning_rate.numpy()) if hasattr(
             self.optimizer.learning_rate, "numpy") else float(self.optimizer.learning_rate)
-        logging.info("step %d: loss %.4f, lr %.3g, %.2f steps/s, %.0f target tokens/s, "
-                     "%.0f source tokens/s", step, stats["loss"], lr, stats["steps_per_s"],
-                     stats["target_tokens_per_s"], stats["source_tokens_per_s"])
+        logging.info("step %d/%d: loss %.4f, lr %.3g, %.2f steps/s, %.0f target tokens/s, "
+                     "%.0f source tokens/s%s", step, self.options.train_steps, stats["loss"], lr,
+                     stats["steps_per_s"], stats["target_tokens_per_s"],
+                     stats["source_tokens_per_s"], self._eta(step, stats["steps_per_s"]))
         with writer.as_default(step=step):
             for name, value in stats.items():
                 tf.summary.scalar(name, value)

@@ -1,0 +1,54 @@
+"""Progress of long work: a bar on a terminal, periodic plain lines otherwise; and
+TensorFlow's start-up noise kept off stderr unless --verbosity asks for it."""
+import logging
+import os
+import subprocess
+import sys
+
+from t2t_lite.progress import Progress, format_duration, progress
+
+
+def test_plain_lines_give_count_rate_and_eta(caplog):
+    caplog.set_level(logging.INFO, logger="t2t_lite")
+    with Progress("decoding in.txt", total=10, unit="lines", log_every_s=0.0,
+                  terminal=False) as bar:
+        bar.update(4)
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines[0].startswith("decoding in.txt: 4/10 lines (40%), ") and "ETA" in lines[0]
+    assert lines[-1].startswith("decoding in.txt: 4 lines in 0:00 (")
+
+
+def test_unknown_totals_count_without_eta(caplog):
+    caplog.set_level(logging.INFO, logger="t2t_lite")
+    assert list(progress(iter("abc"), "writing", unit="examples")) == ["a", "b", "c"]
+    assert caplog.records[-1].getMessage().startswith("writing: 3 examples in ")
+
+
+def test_a_terminal_gets_a_bar_on_stderr(capsys):
+    with Progress("averaging", total=3, unit="tensors", terminal=True) as bar:
+        bar.update(3)
+    captured = capsys.readouterr()
+    assert captured.out == "" and "averaging" in captured.err and "3/3" in captured.err
+
+
+def test_durations_read_as_clocks():
+    assert [format_duration(s) for s in (0, 59.6, 61, 3725)] == ["0:00", "1:00", "1:01",
+                                                                  "1:02:05"]
+
+
+def test_tensorflow_starts_quietly(tmp_path):
+    """At the default verbosity no C++ start-up line (I0000 ..., E0000 ... cuInit)
+    reaches stderr; a bad-input error still does."""
+    command = [sys.executable, "-m", "t2t_lite.bin.t2t_trainer"]
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    quiet = subprocess.run(command + ["--registry_help"], capture_output=True, text=True,
+                           env=env, timeout=300)
+    assert quiet.returncode == 0 and "transformer_base" in quiet.stdout
+    assert quiet.stderr.strip() == ""
+    failing = subprocess.run(command + ["--data_dir=d", f"--output_dir={tmp_path}",
+                                        "--problem=nope", "--model=transformer",
+                                        "--hparams_set=transformer_tiny"],
+                             capture_output=True, text=True, env=env, timeout=300)
+    assert failing.returncode == 2
+    assert failing.stderr.startswith("t2t-trainer: error: unknown problem 'nope'")
+    assert not [line for line in failing.stderr.splitlines() if line[:5] in ("I0000", "E0000")]
