@@ -1,4 +1,7 @@
-"""Tests for t2t_lite.layers.attention: masks, cached decoding, projections."""
+"""Tests for t2t_lite.layers.attention: masks, cached decoding, projections.
+
+Values are checked against the paper's formula (section 3.2.1-3.2.2) written out in
+NumPy below, and against one small example worked out by hand."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -19,6 +22,24 @@ def random_inputs(*shape: int, seed: int = 0) -> tf.Tensor:
     return tf.constant(np.random.default_rng(seed).normal(size=shape), tf.float32)
 
 
+def reference_attention(queries_from, memory, wq, wk, wv, wo, heads, allowed):
+    """Multi-head attention written from the paper's formulas in NumPy, head by head:
+    head_i = softmax(Q_i K_i^T / sqrt(d_k)) V_i over the allowed keys only, with Q_i, K_i, V_i
+    the i-th blocks of channels of x Wq, memory Wk, memory Wv; output Concat(heads) Wo.
+    ``allowed`` is bool [B, Lq, Lk]; every query must have at least one allowed key."""
+    q, k, v = queries_from @ wq, memory @ wk, memory @ wv
+    d_k, d_v = q.shape[-1] // heads, v.shape[-1] // heads
+    outputs = []
+    for i in range(heads):
+        q_i, k_i = q[..., i * d_k:(i + 1) * d_k], k[..., i * d_k:(i + 1) * d_k]
+        scores = q_i @ np.swapaxes(k_i, -1, -2) / np.sqrt(d_k)
+        scores = np.where(allowed, scores, -np.inf)
+        weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        weights /= weights.sum(axis=-1, keepdims=True)
+        outputs.append(weights @ v[..., i * d_v:(i + 1) * d_v])
+    return np.concatenate(outputs, axis=-1) @ wo
+
+
 def test_biases_mask_padding_and_future():
     bias = padding_bias(tf.constant([[0.0, 0.0, 1.0]])).numpy()
     assert bias.shape == (1, 1, 1, 3)
@@ -33,6 +54,41 @@ def test_head_depths_and_fused_projection_shape():
     assert tuple(layer.qkv_kernel.shape) == (HIDDEN, 2 * 4 + HIDDEN)
     with pytest.raises(ValueError, match="not divisible by num_heads"):
         SelfAttention(HIDDEN, 3)
+
+
+def test_one_head_by_hand():
+    # d_model = d_k = 2, one head, identity projections: Q = K = V = x = [[1, 0], [0, 1]].
+    # Scores Q K^T / sqrt(2) = [[0.7071, 0], [0, 0.7071]]; softmax of (0.7071, 0) is
+    # (sigmoid(0.7071), 1 - sigmoid(0.7071)) = (0.66976, 0.33024), and the output rows are
+    # those weights times V = I. Without the 1/sqrt(d_k) scaling they would be sigmoid(1) =
+    # 0.73106 and 0.26894.
+    layer = SelfAttention(2, 1)
+    layer.build()
+    layer.qkv_kernel.assign(np.hstack([np.eye(2)] * 3))  # Wq | Wk | Wv
+    layer.output_kernel.assign(np.eye(2))
+    x = tf.constant([[[1.0, 0.0], [0.0, 1.0]]])
+    high, low = 0.6697615, 0.3302385
+    np.testing.assert_allclose(layer(x).numpy()[0], [[high, low], [low, high]], atol=1e-6)
+    # Causal: position 0 sees only itself, so it copies V_0 = [1, 0]; position 1 as before.
+    np.testing.assert_allclose(layer(x, causal_bias(tf.constant(2))).numpy()[0],
+                               [[1.0, 0.0], [low, high]], atol=1e-6)
+    # Key 1 padded: both positions can only attend to key 0.
+    np.testing.assert_allclose(layer(x, padding_bias(tf.constant([[0.0, 1.0]]))).numpy()[0],
+                               [[1.0, 0.0], [1.0, 0.0]], atol=1e-6)
+
+
+def test_multi_head_self_attention_matches_the_formula():
+    # Two heads, d_k = 2 and d_v = 4 (key_channels differ from value_channels), causal mask
+    # plus padding of the last two keys of the second sentence.
+    layer = make_self_attention(key_channels=4)
+    x = random_inputs(2, 5, HIDDEN, seed=4)
+    padding = np.array([[0, 0, 0, 0, 0], [0, 0, 0, 1, 1]], np.float32)
+    bias = causal_bias(tf.constant(5)) + padding_bias(tf.constant(padding))
+    allowed = np.tril(np.ones((5, 5), bool))[None] & (padding[:, None, :] == 0)
+    wq, wk, wv = np.split(layer.qkv_kernel.numpy(), [4, 8], axis=1)
+    expected = reference_attention(x.numpy(), x.numpy(), wq, wk, wv,
+                                   layer.output_kernel.numpy(), HEADS, allowed)
+    np.testing.assert_allclose(layer(x, bias).numpy(), expected, atol=1e-5)
 
 
 def test_causal_self_attention_ignores_later_positions():
@@ -81,15 +137,26 @@ def test_cached_decoding_matches_causal_attention_in_tf_function():
     np.testing.assert_array_equal(cache["values"].numpy()[:, :, 5:], 0.0)
 
 
-def test_cross_attention_call_equals_projected_memory_path():
-    layer = CrossAttention(HIDDEN, HEADS)
+def test_cross_attention_matches_the_formula_through_both_paths():
+    # Queries from x, keys and values from the memory: the paper's encoder-decoder attention.
+    # call() and the decoder's path (memory projected once, then attend_to_memory) must both
+    # give the NumPy result; each padded memory position must get no weight.
+    layer = CrossAttention(HIDDEN, HEADS, key_channels=4)
     layer.build()
     x, memory = random_inputs(2, 3, HIDDEN), random_inputs(2, 4, HIDDEN, seed=3)
-    bias = padding_bias(tf.constant([[0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 1.0]]))
+    padding = np.array([[0, 0, 0, 1], [0, 0, 1, 1]], np.float32)
+    bias = padding_bias(tf.constant(padding))
+    keys_values = layer.key_value_kernel.numpy()
+    allowed = np.broadcast_to(padding[:, None, :] == 0, (2, 3, 4))
+    expected = reference_attention(x.numpy(), memory.numpy(), layer.query_kernel.numpy(),
+                                   keys_values[:, :4], keys_values[:, 4:],
+                                   layer.output_kernel.numpy(), HEADS, allowed)
+    np.testing.assert_allclose(layer(x, memory, bias).numpy(), expected, atol=1e-5)
     projected = layer.project_memory(memory)
-    assert projected["keys"].shape == (2, HEADS, 4, HIDDEN // HEADS)
-    np.testing.assert_allclose(layer(x, memory, bias).numpy(),
-                               layer.attend_to_memory(x, projected, bias).numpy(), atol=1e-6)
+    assert projected["keys"].shape == (2, HEADS, 4, 2)
+    assert projected["values"].shape == (2, HEADS, 4, HIDDEN // HEADS)
+    np.testing.assert_allclose(layer.attend_to_memory(x, projected, bias).numpy(), expected,
+                               atol=1e-5)
 
 
 def test_attention_dropout_only_in_training():

@@ -124,18 +124,51 @@ def test_trainer_scores_dev_decodes_as_the_decoder_would(trained, tmp_path, capl
     assert len(logged) == 1 and "sequence accuracy" in logged[0]
 
 
-def test_decode_from_file_keeps_lines(trained, tmp_path, capsys):
+def constant_model_checkpoint(output_dir, folder):
+    """A checkpoint of the trained model whose decodes are known without running it.
+
+    The 4-step model decodes every line to "" (it emits EOS at once), which would hide lines
+    swapped, dropped or decoded by another model. Here the final decoder LayerNorm outputs a
+    constant (gamma 0, beta 10 along channel 0) and, in the tied softmax matrix, channel 0 is
+    +1 for the token "1", -1 for EOS and 0 for the others: logits are 10 for "1", -10 for EOS
+    and 0 elsewhere at every step, whatever the input. Beam search then never finishes a
+    hypothesis and returns "1" repeated up to the maximum decode length.
+    """
+    import numpy as np
+    import tensorflow as tf
+
+    from t2t_lite import experiment as experiment_lib
+    from t2t_lite.data.encoders import EOS_ID
+    from t2t_lite.training.checkpoints import model_variables, restore_model
+    experiment = experiment_lib.resolve(None, None, None, "", None, output_dir, must_exist=True)
+    model = experiment.build_model()
+    restore_model(model, output_dir)
+    assert model.hparams.normalize_before and model.hparams.shared_embedding_and_softmax_weights
+    hidden = model.hparams.hidden_size
+    model.decoder_norm.gamma.assign(np.zeros(hidden, np.float32))
+    model.decoder_norm.beta.assign(np.eye(hidden, dtype=np.float32)[0] * 10.0)
+    (one,) = experiment.problem.feature_encoders(experiment.data_dir)["targets"].encode("1")
+    embeddings = model.softmax_weights.embeddings.numpy()
+    embeddings[:, 0] = 0.0
+    embeddings[one, 0], embeddings[EOS_ID, 0] = 1.0, -1.0
+    model.softmax_weights.embeddings.assign(embeddings)
+    return tf.train.Checkpoint(model=model_variables(model)).save(str(folder / "constant"))
+
+
+def test_decode_from_file_writes_each_lines_decode_in_place(trained, tmp_path):
     _, output_dir = trained
     source = tmp_path / "in.txt"
-    source.write_text("0 1 1\n\n1 0 0 0 1\n")
+    source.write_text("0 1 1\n\n1 0 0 0 1\n1\n0 0\n")
     target = tmp_path / "out.txt"
-    assert t2t_decoder.main([f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
-                             f"--decode_from_file={source}", f"--decode_to_file={target}",
-                             "--decode_hparams=beam_size=2,alpha=0.6,extra_length=3"]) == 0
-    lines = target.read_text().split("\n")
-    assert len(lines) == 4 and lines[3] == ""  # three lines, each ended by a newline
-    assert lines[1] == ""
-    assert all(set(tok) <= {"0", "1", "<UNK>"} for tok in " ".join(lines).split())
+    assert t2t_decoder.main([
+        f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
+        f"--checkpoint_path={constant_model_checkpoint(output_dir, tmp_path)}",
+        f"--decode_from_file={source}", f"--decode_to_file={target}",
+        "--decode_hparams=beam_size=2,alpha=0.6,extra_length=3,batch_size=1"]) == 0
+    # One line a batch: a line of n tokens decodes to n + 1 (EOS) + extra_length 3 ones, so
+    # every output line shows which input it came from; the empty line stays empty.
+    assert target.read_text().split("\n") == [
+        " ".join("1" * 7), "", " ".join("1" * 9), " ".join("1" * 5), " ".join("1" * 6), ""]
 
 
 def test_decode_non_utf8_names_line_and_keeps_output(trained, tmp_path, capsys):

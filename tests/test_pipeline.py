@@ -88,23 +88,62 @@ def test_examples_longer_than_the_budget_are_dropped():
     assert [b["inputs"].tolist() for b in batches] == [[[3, EOS_ID]]]
 
 
-def test_eval_order_is_deterministic():
-    dataset = batch_examples(_dataset(_examples()), 64, 0, training=False)
-    first, second = _batches(dataset), _batches(dataset)
-    assert len(first) == len(second)
-    for a, b in zip(first, second):
-        assert a["inputs"].tolist() == b["inputs"].tolist()
+def test_eval_keeps_the_source_order():
+    # Evaluation never shuffles, not even with a fixed seed: one bucket (length_bucket_step=0)
+    # gives the examples back exactly in source order, batch after batch, on every pass.
+    examples = _examples(count=23, max_len=30)
+    dataset = batch_examples(_dataset(examples), 150, max_length=30, training=False, seed=3,
+                             length_bucket_step=0)
+    for _ in range(2):
+        rows = [_unpad(row) for batch in _batches(dataset) for row in batch["inputs"]]
+        assert rows == [e["inputs"] for e in examples]
+    # With buckets, examples of one length (always in one bucket) keep their source order.
+    examples = _examples(count=60, max_len=12)
+    batches = _batches(batch_examples(_dataset(examples), 64, 0, training=False))
+    position = {(tuple(e["inputs"]), tuple(e["targets"])): i for i, e in enumerate(examples)}
+    by_length = {}
+    for batch in batches:
+        for inputs, targets in zip(batch["inputs"], batch["targets"]):
+            inputs, targets = _unpad(inputs), _unpad(targets)
+            by_length.setdefault(max(len(inputs), len(targets)), []).append(
+                position[(tuple(inputs), tuple(targets))])
+    assert sum(len(p) for p in by_length.values()) == 60
+    assert max(len(p) for p in by_length.values()) >= 5
+    for positions in by_length.values():
+        assert positions == sorted(positions)
 
 
-def test_training_repeats_and_shuffles():
-    examples = _examples(count=20)
-    dataset = batch_examples(_dataset(examples), 64, 0, training=True, shuffle_buffer=20, seed=3)
-    batches = _batches(dataset.take(40))
-    assert sum(batch["inputs"].shape[0] for batch in batches) > len(examples)
-    eval_batches = _batches(batch_examples(_dataset(examples), 64, 0, training=False))
-    head = [row.tolist() for batch in batches[:3] for row in batch["inputs"]]
-    eval_head = [row.tolist() for batch in eval_batches[:3] for row in batch["inputs"]]
-    assert head != eval_head
+def _epochs(seed, count=20, epochs=3):
+    """Training inputs as epochs of ``count`` examples. One bucket of 150 // 30 = 5 examples a
+    batch, and ``count`` a multiple of 5, so each epoch fills whole batches."""
+    examples = _examples(count=count, max_len=30)
+    dataset = batch_examples(_dataset(examples), 150, max_length=30, training=True,
+                             shuffle_buffer=count, seed=seed, length_bucket_step=0)
+    rows = [tuple(_unpad(row)) for batch in _batches(dataset.take(epochs * count // 5))
+            for row in batch["inputs"]]
+    return examples, [rows[i:i + count] for i in range(0, len(rows), count)]
+
+
+def test_training_repeats_and_shuffles_every_epoch():
+    examples, epochs = _epochs(seed=3)
+    source = [tuple(e["inputs"]) for e in examples]
+    assert len(set(source)) == len(source)  # distinct inputs, so orders can be compared
+    for epoch in epochs:
+        # Every epoch holds each example exactly once (shuffle before repeat), ...
+        assert sorted(epoch) == sorted(source)
+        # ... in an order of its own: not the source order, not the previous epoch's.
+        assert epoch != source
+    assert len({tuple(epoch) for epoch in epochs}) == len(epochs)
+
+
+def test_training_order_follows_the_seed():
+    # The trainer passes seed + step so that a resumed run draws a new order: the same seed
+    # must give the same stream, another seed another one.
+    _, first = _epochs(seed=3, epochs=2)
+    _, again = _epochs(seed=3, epochs=2)
+    _, other = _epochs(seed=4, epochs=2)
+    assert first == again
+    assert first[0] != other[0] and first[1] != other[1]
 
 
 def test_bad_arguments_are_refused():
