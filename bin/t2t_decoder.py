@@ -54,6 +54,7 @@ def decode(argv: Sequence[str] | None) -> int:
     if args.decode_reference and not args.decode_from_file:
         raise ValueError("--decode_reference needs --decode_from_file")
     from t2t_lite import experiment as experiment_lib
+    from t2t_lite.data.text_files import write_lines_atomically
     from t2t_lite.decoding import decoder
     from t2t_lite.decoding.beam_search import BeamSearchDecoder
     from t2t_lite.decoding.likelihood import target_log_probs
@@ -74,7 +75,7 @@ def decode(argv: Sequence[str] | None) -> int:
         output_path = args.decode_to_file or args.score_file + ".scores"
         pairs = decoder.read_pairs(args.score_file)
         scores = target_log_probs(model, pairs, batch_size=hparams.batch_size, **codecs)
-        decoder.write_lines_atomically(output_path, (f"{score:.6f}" for score in scores))
+        write_lines_atomically(output_path, (f"{score:.6f}" for score in scores))
         print(f"scored {len(scores)} lines of {args.score_file} to {output_path}")
         return 0
     search = BeamSearchDecoder(model, hparams.beam_size, hparams.alpha,

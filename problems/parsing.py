@@ -58,10 +58,10 @@ from t2t_lite.data.problem import Text2TextProblem
 from t2t_lite.parsing.graph_trees import graph_delinearize
 from t2t_lite.parsing.linearize import (CLOSE, OPEN, WORD_SLOT, SlotToken, delinearize,
                                         linearize, linearize_example)
-from t2t_lite.parsing.trees import (ROOT_LABEL, Tree, TreebankFormatError, file_range_files,
-                                    parse_tree_line, parse_trees, preprocess, read_treebank,
-                                    write_trees, wsj_split_files)
 from t2t_lite.parsing.tree_constraint import TreeConstraint
+from t2t_lite.parsing.trees import (ROOT_LABEL, Tree, TreebankFormatError, file_range_files,
+                                    parse_tree_line, preprocess, read_treebank,
+                                    write_trees, wsj_split_files)
 from t2t_lite.registry import register_problem
 
 EXTRA_TREES_FILENAME = "extra_trees.txt"

@@ -28,12 +28,17 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
+def _a(noun: str) -> str:
+    """'an int', 'a float', 'a list of int'."""
+    return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
+
+
 def _convert(key: str, text: str, default: Any) -> Any:
     """Parses ``text`` into the type of ``default``."""
     if isinstance(default, list):
         body = text.strip()
         if not (body.startswith("[") and body.endswith("]")):
-            raise HParamsError(f"hparam {key!r} expects a {_type_name(default)} "
+            raise HParamsError(f"hparam {key!r} expects {_a(_type_name(default))} "
                                f"written as [a,b,...], got {text!r}")
         items = [t for t in body[1:-1].split(",") if t.strip()]
         elem = default[0] if default else _guess(items[0]) if items else 0
@@ -52,7 +57,7 @@ def _convert(key: str, text: str, default: Any) -> Any:
         if isinstance(default, float):
             return float(text)
     except ValueError:
-        raise HParamsError(f"hparam {key!r} expects a {_type_name(default)}, "
+        raise HParamsError(f"hparam {key!r} expects {_a(_type_name(default))}, "
                            f"got {text!r}") from None
     return text
 
@@ -70,7 +75,7 @@ def _check_value(key: str, value: Any, default: Any) -> Any:
     """Coerces a Python value to the default's type (int -> float is allowed)."""
     if isinstance(default, list):
         if not isinstance(value, (list, tuple)):
-            raise HParamsError(f"hparam {key!r} expects a {_type_name(default)}, "
+            raise HParamsError(f"hparam {key!r} expects {_a(_type_name(default))}, "
                                f"got {value!r}")
         return [_check_value(key, v, default[0]) if default else v for v in value]
     if isinstance(default, bool):
@@ -83,7 +88,7 @@ def _check_value(key: str, value: Any, default: Any) -> Any:
     else:
         ok = isinstance(value, str)
     if not ok:
-        raise HParamsError(f"hparam {key!r} expects a {_type_name(default)}, "
+        raise HParamsError(f"hparam {key!r} expects {_a(_type_name(default))}, "
                            f"got {value!r}")
     return value
 

@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from collections import defaultdict
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Iterator, TypeVar
 
 T = TypeVar("T")
 

@@ -1,6 +1,10 @@
 """What the CLI tests share: the user's registrations, a tiny trained output dir,
 and the one-line error of a failed command."""
+import atexit
+import json
 import os
+import shutil
+import tempfile
 
 from t2t_lite.bin import t2t_datagen, t2t_trainer
 
@@ -9,14 +13,31 @@ COMMON = ["--problem=tiny_reverse_binary", "--model=transformer",
           "--hparams_set=my_very_small_transformer", f"--t2t_usr_dir={USR_DIR}"]
 
 
+_trained_once: list[str] = []  # the first run's data and output dirs, copied after
+
+
 def train_tiny(root):
-    """A data dir and an output dir under ``root``, trained for a few steps."""
+    """A data dir and an output dir under ``root``, trained for a few steps (trained
+    once per test session, then copied: each caller gets its own dirs)."""
     data_dir, output_dir = str(root / "data"), str(root / "train")
-    assert t2t_datagen.main(["--problem=tiny_reverse_binary", f"--data_dir={data_dir}",
-                             f"--t2t_usr_dir={USR_DIR}"]) == 0
-    assert t2t_trainer.main(COMMON + [f"--data_dir={data_dir}", f"--output_dir={output_dir}",
-                                      "--train_steps=4", "--save_checkpoints_steps=2",
-                                      "--log_every_steps=2"]) == 0
+    if not _trained_once:
+        template = tempfile.mkdtemp(prefix="t2t_tiny_run_")
+        atexit.register(shutil.rmtree, template, True)
+        first_data, first_output = os.path.join(template, "data"), os.path.join(template, "train")
+        assert t2t_datagen.main(["--problem=tiny_reverse_binary", f"--data_dir={first_data}",
+                                 f"--t2t_usr_dir={USR_DIR}"]) == 0
+        assert t2t_trainer.main(COMMON + [
+            f"--data_dir={first_data}", f"--output_dir={first_output}", "--train_steps=4",
+            "--save_checkpoints_steps=2", "--log_every_steps=2"]) == 0
+        _trained_once.extend([first_data, first_output])
+    shutil.copytree(_trained_once[0], data_dir)
+    shutil.copytree(_trained_once[1], output_dir)
+    record_path = os.path.join(output_dir, "hparams.json")
+    with open(record_path) as f:
+        record = json.load(f)
+    record["data_dir"] = data_dir  # the copy's own data
+    with open(record_path, "w") as f:
+        json.dump(record, f)
     return data_dir, output_dir
 
 

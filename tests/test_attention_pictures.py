@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite.data.encoders import EOS_ID, ByteTextEncoder, TokenTextEncoder
-from t2t_lite.decoding.attention_maps import AttentionMaps, attention_maps, best_decode
+from t2t_lite.decoding.attention_maps import attention_maps, best_decode
 from t2t_lite.decoding.beam_search import BeamSearchDecoder
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from cli_helpers import COMMON, USR_DIR, error_of, train_tiny
-from t2t_lite.bin import t2t_attention, t2t_datagen, t2t_decoder, t2t_trainer
+from t2t_lite.bin import t2t_attention, t2t_decoder, t2t_trainer
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,7 @@ def test_malformed_hparams_name_key_and_type(capsys, trained, tmp_path):
     data_dir, _ = trained
     line = error_of(capsys, t2t_trainer.main, COMMON + [
         f"--data_dir={data_dir}", f"--output_dir={tmp_path}", "--hparams=hidden_size=big"])
-    assert "hparam 'hidden_size' expects a int" in line
+    assert "hparam 'hidden_size' expects an int" in line
     assert not os.path.exists(tmp_path / "hparams.json")
 
 

@@ -150,7 +150,7 @@ def test_decode_hparams_layers_library_problem_and_user_settings():
 
 @pytest.mark.parametrize("overrides, defaults, message", [
     ("beam=4", None, "unknown hparam 'beam'"),
-    ("beam_size=wide", None, "'beam_size' expects a int"),
+    ("beam_size=wide", None, "'beam_size' expects an int"),
     ("", {"beam_width": 3}, "unknown hparam 'beam_width'"),
     ("beam_size=0", None, "'beam_size' must be >= 1"),
     ("extra_length=-1", None, "'extra_length' must be >= 0"),

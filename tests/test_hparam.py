@@ -24,10 +24,10 @@ def test_parse_empty_list_and_spaces():
 
 @pytest.mark.parametrize("text,pattern", [
     ("zz=1", "unknown hparam 'zz'"),
-    ("a=1.5", "hparam 'a' expects a int"),
+    ("a=1.5", "hparam 'a' expects an int"),
     ("d=maybe", "hparam 'd' expects a bool"),
     ("c=5", "hparam 'c' expects a list of int"),
-    ("c=[1,x]", "hparam 'c' expects a int"),
+    ("c=[1,x]", "hparam 'c' expects an int"),
     ("a", "malformed hparams string"),
     ("a=1,,b=2", "malformed hparams string"),
 ])
@@ -45,7 +45,7 @@ def test_failed_parse_changes_nothing():
 
 def test_set_checks_type_and_json_round_trip():
     h = make()
-    with pytest.raises(HParamsError, match="expects a int"):
+    with pytest.raises(HParamsError, match="expects an int"):
         h.a = "x"
     with pytest.raises(HParamsError, match="unknown hparam"):
         h.nope = 1

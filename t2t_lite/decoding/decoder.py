@@ -15,11 +15,12 @@ from __future__ import annotations
 import math
 import os
 import sys
-from typing import Any, Callable, Iterable, TextIO
+from typing import Any, Callable, TextIO
 
 import numpy as np
 
 from t2t_lite.data.encoders import EOS_ID, PAD_ID, TextEncoder
+from t2t_lite.data.text_files import read_utf8_lines, write_lines_atomically
 from t2t_lite.hparam import HParams, HParamsError
 from t2t_lite.progress import Progress
 
@@ -137,24 +138,6 @@ def decode_with_hparams(hparams: HParams, lines: list[str], encoder: TextEncoder
                         write_beam_scores=hparams.write_beam_scores, description=description)
 
 
-def read_utf8_lines(path: str) -> list[str]:
-    """The lines of ``path`` (split on "\\n"); a non-UTF-8 line is a ``ValueError``
-    naming the file and the 1-based line number."""
-    with open(path, "rb") as f:
-        data = f.read()
-    raw_lines = data.split(b"\n")
-    if raw_lines[-1] == b"":  # the final newline ends the last line, it starts none
-        raw_lines.pop()
-    lines = []
-    for number, raw in enumerate(raw_lines, start=1):
-        try:
-            lines.append(raw.decode("utf-8"))
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{path}: line {number} is not valid UTF-8 ({error.reason} at "
-                             f"byte {error.start}); re-encode the file as UTF-8") from None
-    return lines
-
-
 def read_pairs(path: str) -> list[tuple[str, str]]:
     """(source, target) of each line ``source<TAB>target`` of ``path``; a line without
     exactly one tab is a ``ValueError`` naming the file and line."""
@@ -166,21 +149,6 @@ def read_pairs(path: str) -> list[tuple[str, str]]:
                              "must be 'source<TAB>target'")
         pairs.append((fields[0], fields[1]))
     return pairs
-
-
-def write_lines_atomically(path: str, lines: Iterable[str]) -> None:
-    """Writes ``lines`` to ``path`` via a temporary file and a rename, so a
-    failure never leaves a partial file or clobbers an existing one."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp_path = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp_path, "w", encoding="utf-8") as f:
-            f.writelines(line + "\n" for line in lines)
-        os.replace(tmp_path, path)
-    except BaseException:
-        if os.path.exists(tmp_path):
-            os.unlink(tmp_path)
-        raise
 
 
 def decode_from_file(input_path: str, output_path: str, encoder: TextEncoder,

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import gzip
-import os
 import re
 from typing import Sequence
 
 from sacrebleu.metrics import BLEU
 from sacremoses import MosesPunctNormalizer, MosesTokenizer
+
+from t2t_lite.data.text_files import read_utf8_lines
 
 
 class BleuInputError(ValueError):
@@ -174,12 +174,9 @@ def bleu_by_source_length(sources: Sequence[str], hyps: Sequence[str], refs: Seq
 
 
 def read_lines(path: str) -> list[str]:
-    """The lines of a UTF-8 text file (``.gz`` is decompressed), newlines removed."""
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"no such file: {path}")
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8", newline=None) as f:
-        return [line.rstrip("\n") for line in f]
+    """The lines of a UTF-8 text file (``.gz`` is decompressed), line ends removed;
+    errors name the file (and the line that is not UTF-8)."""
+    return [line.rstrip("\r") for line in read_utf8_lines(path)]
 
 
 def read_translation_and_reference(translation_path: str,

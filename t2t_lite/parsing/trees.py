@@ -36,6 +36,8 @@ import os
 import re
 from typing import Iterable, Iterator, Sequence
 
+from t2t_lite.data.text_files import read_utf8_lines
+
 NONE_TAG = "-NONE-"
 PLACEHOLDER_TAG = "XX"   # the POS of a word whose tag is unknown (a parser that predicts no POS)
 ROOT_LABEL = "TOP"
@@ -196,8 +198,7 @@ def _remove_empty_and_tags(tree: Tree) -> Tree | None:
 
 def read_tree_file(path: str) -> list[Tree]:
     """Every tree of one file, unmodified (for scoring: EVALB does its own preprocessing)."""
-    with open(path, encoding="utf-8") as f:
-        return parse_trees(f.read(), path)
+    return parse_trees("\n".join(read_utf8_lines(path)), path)
 
 
 def read_treebank(paths: Iterable[str]) -> list[Tree]:

@@ -1,0 +1,232 @@
+"""Every bad input we know of, in one table (the README's "Reliability" list): each
+command exits with status 2 and one error line that says what is wrong and what to do,
+and leaves every file it was given, the output dir included, as it was."""
+import dataclasses
+import gzip
+import os
+from typing import Callable
+
+import pytest
+import tensorflow as tf
+
+from cli_helpers import COMMON, USR_DIR, train_tiny
+from t2t_lite.bin import (t2t_avg_all, t2t_bleu, t2t_datagen, t2t_decoder, t2t_exporter,
+                          t2t_parse_eval, t2t_trainer)
+
+
+@dataclasses.dataclass
+class Workspace:
+    root: str
+    data_dir: str
+    output_dir: str
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.root, "files", name)
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bad_input")
+    data_dir, output_dir = train_tiny(root)
+    files = root / "files"
+    files.mkdir()
+    (files / "in.txt").write_text("0 1 1\n1 0\n")
+    (files / "one_line.txt").write_text("1 1 0\n")
+    (files / "latin1.txt").write_bytes(b"0 1\ncaf\xe9\n")
+    (files / "empty.txt").write_text("")
+    (files / "no_tab.txt").write_text("0 1\t1 0\n0 1 1\n")
+    (files / "gold.trees").write_text("(S (NP (DT The) (NN dog)) (VP (VBZ barks)))\n")
+    (files / "unbalanced.trees").write_text("(S (NP (DT The) (NN dog)) (VP (VBZ barks))\n")
+    (files / "two.trees").write_text("(S (NP (NN a)))\n(S (NP (NN b)))\n")
+    with gzip.open(files / "latin1.gz", "wb") as f:
+        f.write(b"ok\n\xff\n")
+    (root / "empty_dir").mkdir()
+    (root / "broken_run").mkdir()
+    (root / "broken_run" / "hparams.json").write_text("{not json")
+    (root / "export_taken").mkdir()
+    (root / "export_taken" / "saved_model.pb").write_text("an earlier export")
+    tf.train.Checkpoint(model=tf.Module()).write(str(files / "other_model" / "ckpt-1"))
+    other = tf.Module()
+    other.w = tf.Variable([1.0])
+    tf.train.Checkpoint(model=other).write(str(files / "other_model" / "ckpt-2"))
+    return Workspace(str(root), data_dir, output_dir)
+
+
+def run_dir(ws):
+    return [f"--output_dir={ws.output_dir}", f"--t2t_usr_dir={USR_DIR}"]
+
+
+def train_args(ws, *flags):
+    return COMMON + [f"--data_dir={ws.data_dir}", f"--output_dir={ws.output_dir}",
+                     "--train_steps=6", *flags]
+
+
+def new_run_args(ws, *flags):
+    """Flags for a run in a folder that does not exist yet (and must not after)."""
+    return COMMON + [f"--data_dir={ws.data_dir}", f"--output_dir={ws.root}/new_run",
+                     "--train_steps=6", *flags]
+
+
+@dataclasses.dataclass
+class Case:
+    name: str
+    main: Callable
+    argv: Callable[[Workspace], list[str]]
+    says: str  # found in the error line
+
+
+CASES = [
+    # Registry names and flags.
+    Case("unknown problem", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--problem=nope"), "unknown problem 'nope'"),
+    Case("unknown model", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--model=transfomer"), "unknown model 'transfomer'"),
+    Case("unknown hparams set", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--hparams_set=tiny"), "unknown hparams set 'tiny'"),
+    Case("unknown datagen problem", t2t_datagen.main,
+         lambda ws: ["--problem=translate_ende_wmt33k", f"--data_dir={ws.data_dir}"],
+         "unknown problem 'translate_ende_wmt33k'"),
+    Case("unknown flag", t2t_trainer.main,
+         lambda ws: train_args(ws, "--train_stpes=3"), "unrecognized arguments: --train_stpes"),
+    Case("T2T flag done another way", t2t_trainer.main,
+         lambda ws: train_args(ws, "--worker_gpu=8"), "CUDA_VISIBLE_DEVICES"),
+    Case("unknown schedule", t2t_trainer.main,
+         lambda ws: train_args(ws, "--schedule=continuous_eval"), "invalid choice"),
+    Case("usr_dir not a package", t2t_trainer.main,
+         lambda ws: train_args(ws, f"--t2t_usr_dir={ws.path('in.txt')}"),
+         "is not a Python package"),
+    # --hparams strings.
+    Case("unknown hparam", t2t_trainer.main,
+         lambda ws: train_args(ws, "--hparams=hiden_size=64"), "unknown hparam 'hiden_size'"),
+    Case("hparam of the wrong type", t2t_trainer.main,
+         lambda ws: train_args(ws, "--hparams=num_heads=two"), "'num_heads' expects an int"),
+    Case("malformed hparams", t2t_trainer.main,
+         lambda ws: train_args(ws, "--hparams=num_heads"), "malformed hparams string"),
+    Case("bad decode hparam value", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   "--decode_hparams=beam_size=0"], "'beam_size' must be >= 1"),
+    Case("unknown decode hparam", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   "--decode_hparams=beams=3"], "unknown hparam 'beams'"),
+    # Output dirs that disagree with the request.
+    Case("output dir of another problem", t2t_trainer.main,
+         lambda ws: train_args(ws, "--problem=algorithmic_identity_decimal40"),
+         "holds a 'tiny_reverse_binary' run"),
+    Case("model shape changed under a checkpoint", t2t_trainer.main,
+         lambda ws: train_args(ws, "--hparams=hidden_size=64"), "hidden_size"),
+    Case("output dir with unreadable hparams.json", t2t_decoder.main,
+         lambda ws: [f"--output_dir={ws.root}/broken_run",
+                     f"--decode_from_file={ws.path('in.txt')}"], "fix or remove it"),
+    Case("decoding a dir no trainer wrote", t2t_decoder.main,
+         lambda ws: [f"--output_dir={ws.root}/empty_dir",
+                     f"--decode_from_file={ws.path('in.txt')}"],
+         "must be a directory written by t2t-trainer"),
+    Case("evaluating a dir no trainer wrote", t2t_trainer.main,
+         lambda ws: COMMON + [f"--data_dir={ws.data_dir}", f"--output_dir={ws.root}/empty_dir",
+                              "--schedule=evaluate"], "must be a directory written by"),
+    # Missing or unreadable data and files.
+    Case("no data in data_dir", t2t_trainer.main,
+         lambda ws: COMMON + [f"--data_dir={ws.root}/empty_dir",
+                              f"--output_dir={ws.root}/fresh_run"], "t2t-datagen"),
+    Case("missing --data_dir", t2t_trainer.main,
+         lambda ws: COMMON + [f"--output_dir={ws.output_dir}"], "--data_dir is required"),
+    Case("generate_data without a problem", t2t_trainer.main,
+         lambda ws: [f"--data_dir={ws.data_dir}", f"--output_dir={ws.output_dir}",
+                     "--generate_data"], "--problem is required with --generate_data"),
+    Case("missing input file", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('absent.txt')}"],
+         "no such file"),
+    Case("non-UTF-8 input line", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('latin1.txt')}",
+                                   f"--decode_to_file={ws.path('out.txt')}"],
+         "line 2 is not valid UTF-8"),
+    Case("references not line-aligned", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   f"--decode_reference={ws.path('one_line.txt')}",
+                                   f"--decode_to_file={ws.path('out.txt')}"],
+         "must be line-aligned"),
+    Case("score file line without a tab", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--score_file={ws.path('no_tab.txt')}"],
+         "line 2 has 0 tabs"),
+    Case("missing checkpoint", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   f"--checkpoint_path={ws.path('ckpt-99')}"], "not found"),
+    Case("checkpoint of another model", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   f"--checkpoint_path={ws.path('other_model/ckpt-2')}"],
+         "does not hold this model's weights"),
+    # Contradicting flags.
+    Case("two inputs to decode", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   "--decode_interactive"], "give one of"),
+    Case("reference without a file to decode", t2t_decoder.main,
+         lambda ws: run_dir(ws) + ["--decode_interactive",
+                                   f"--decode_reference={ws.path('in.txt')}"],
+         "--decode_reference needs --decode_from_file"),
+    Case("decode shards", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   "--decode_shards=4"], "one t2t-decoder per part"),
+    # Scoring.
+    Case("BLEU line counts differ", t2t_bleu.main,
+         lambda ws: [f"--translation={ws.path('in.txt')}",
+                     f"--reference={ws.path('one_line.txt')}"], "line counts differ"),
+    Case("BLEU of an empty translation", t2t_bleu.main,
+         lambda ws: [f"--translation={ws.path('empty.txt')}",
+                     f"--reference={ws.path('one_line.txt')}"], "line counts differ"),
+    Case("BLEU of a non-UTF-8 gz reference", t2t_bleu.main,
+         lambda ws: [f"--translation={ws.path('in.txt')}",
+                     f"--reference={ws.path('latin1.gz')}"], "line 2 is not valid UTF-8"),
+    Case("BLEU bad length buckets", t2t_bleu.main,
+         lambda ws: [f"--translation={ws.path('in.txt')}", f"--reference={ws.path('in.txt')}",
+                     f"--source={ws.path('in.txt')}", "--length_buckets=10,5"],
+         "length bucket bounds must be increasing"),
+    Case("tree with unbalanced brackets", t2t_parse_eval.main,
+         lambda ws: [f"--gold={ws.path('gold.trees')}",
+                     f"--test={ws.path('unbalanced.trees')}"], "unbalanced"),
+    Case("tree files of different lengths", t2t_parse_eval.main,
+         lambda ws: [f"--gold={ws.path('gold.trees')}", f"--test={ws.path('two.trees')}"],
+         "gold has 1 trees but test has 2"),
+    Case("non-UTF-8 tree file", t2t_parse_eval.main,
+         lambda ws: [f"--gold={ws.path('gold.trees')}", f"--test={ws.path('latin1.txt')}"],
+         "line 2 is not valid UTF-8"),
+    # Checkpoint averaging and export.
+    Case("averaging a dir without checkpoints", t2t_avg_all.main,
+         lambda ws: [f"--model_dir={ws.root}/empty_dir", f"--output_dir={ws.root}/avg"],
+         "no 'checkpoint' state file"),
+    Case("averaging into the model dir", t2t_avg_all.main,
+         lambda ws: [f"--model_dir={ws.output_dir}", f"--output_dir={ws.output_dir}"],
+         "must differ"),
+    Case("averaging no checkpoints", t2t_avg_all.main,
+         lambda ws: [f"--model_dir={ws.output_dir}", f"--output_dir={ws.root}/avg", "--n=0"],
+         "at least 1"),
+    Case("export into a used folder", t2t_exporter.main,
+         lambda ws: run_dir(ws) + [f"--export_dir={ws.root}/export_taken"], "is not empty"),
+]
+
+
+def snapshot(root: str) -> dict[str, tuple[int, int]]:
+    """Every file under ``root``: (size, mtime) by relative path."""
+    found = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            stat = os.stat(path)
+            found[os.path.relpath(path, root)] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+def test_at_least_thirty_cases_with_distinct_names():
+    assert len(CASES) >= 30 and len({case.name for case in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_bad_input_fails_in_one_line_and_changes_nothing(ws, case, capsys):
+    before = snapshot(ws.root)
+    try:
+        code = case.main(case.argv(ws))
+    except SystemExit as exit_info:  # argparse's own errors
+        code = exit_info.code
+    errors = [line for line in capsys.readouterr().err.splitlines() if ": error: " in line]
+    assert code == 2
+    assert len(errors) == 1 and case.says in errors[0], errors
+    assert snapshot(ws.root) == before
