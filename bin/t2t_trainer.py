@@ -125,7 +125,7 @@ def train(argv: Sequence[str] | None) -> int:
         return 0
     metrics = trainer.train()
     summary = {"step": trainer.step, **metrics, **trainer.run_summary()}
-    if args.export_saved_model:
+    if args.export_saved_model and trainer.chief:
         summary["export_dir"] = export_trained_model(trainer.model, experiment, trainer.step)
     print(json.dumps(summary))
     return 0

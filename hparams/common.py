@@ -15,6 +15,8 @@ optimizer       optimizer ("adam", "sgd" or "adadelta"), optimizer_adam_beta1 /
                 beta2 / epsilon, optimizer_adadelta_rho / epsilon,
                 clip_grad_norm (rescale the gradient, all replicas summed, to
                 this global norm when it is larger; 0 = off)
+faults          skip_nonfinite_steps (a step whose loss or gradient is NaN or Inf is
+                skipped, the weights untouched, instead of stopping the run)
 learning rate   learning_rate (the rate, or a scale on rsqrt_decay),
                 learning_rate_schedule ("rsqrt_decay": the Transformer's
                 d_model^-0.5 * min(step^-0.5, step * warmup^-1.5), with
@@ -42,6 +44,7 @@ def basic_params() -> HParams:
         optimizer_adadelta_rho=0.95,
         optimizer_adadelta_epsilon=1e-6,
         clip_grad_norm=0.0,
+        skip_nonfinite_steps=False,
         learning_rate=1.0,
         learning_rate_schedule="rsqrt_decay",
         learning_rate_warmup_steps=4000,

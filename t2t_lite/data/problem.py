@@ -107,11 +107,9 @@ class Problem(abc.ABC):
         return (f"t2t-datagen --problem={self.name} "
                 f"--data_dir={shlex.quote(os.path.abspath(data_dir))} --tmp_dir=/tmp/t2t_datagen")
 
-    def dataset(self, split: str, data_dir: str, shuffle_files: bool = False) -> tf.data.Dataset:
-        """Examples ``{"inputs": int32[None], "targets": int32[None]}``, each ending in EOS.
-
-        Every shard is read once up front, so a corrupt one fails here, by name.
-        """
+    def require_data(self, split: str, data_dir: str) -> list[str]:
+        """The shard paths of ``split``; ``FileNotFoundError`` naming them and the
+        t2t-datagen command that writes them when any is missing."""
         paths = self.shard_paths(data_dir, split)
         missing = [path for path in paths if not os.path.exists(path)]
         if missing:
@@ -120,6 +118,14 @@ class Problem(abc.ABC):
                 f"no complete {split} data for problem {self.name}: {len(missing)} of "
                 f"{len(paths)} shards {pattern} are missing; write them with: "
                 f"{self.datagen_command(data_dir)}")
+        return paths
+
+    def dataset(self, split: str, data_dir: str, shuffle_files: bool = False) -> tf.data.Dataset:
+        """Examples ``{"inputs": int32[None], "targets": int32[None]}``, each ending in EOS.
+
+        Every shard is read once up front, so a corrupt one fails here, by name.
+        """
+        paths = self.require_data(split, data_dir)
         tfrecords.check_shards(paths, remedy=f"Delete it and re-run: "
                                              f"{self.datagen_command(data_dir)}")
         return tfrecords.read_shards(paths, self.feature_keys, shuffle_files=shuffle_files)

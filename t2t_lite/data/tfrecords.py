@@ -95,7 +95,9 @@ def read_shards(paths: Sequence[str], keys: Sequence[str],
 
     In order, the shards are interleaved one record at a time, which undoes the
     round robin of ``write_shards``; with ``shuffle_files`` the shard order is
-    shuffled and shards are read in parallel, in no fixed order.
+    shuffled (by ``seed``) and shards are read in parallel, still in an order
+    fixed by the seed: two runs with one seed train on the same batches, and a
+    resumed run can continue exactly where its input was.
     """
     features = {key: tf.io.FixedLenSequenceFeature([], tf.int64, allow_missing=True)
                 for key in keys}
@@ -108,7 +110,7 @@ def read_shards(paths: Sequence[str], keys: Sequence[str],
     if shuffle_files:
         files = files.shuffle(len(paths), seed=seed)
         records = files.interleave(tf.data.TFRecordDataset, cycle_length=min(len(paths), 16),
-                                   num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+                                   num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     else:
         records = files.interleave(tf.data.TFRecordDataset, cycle_length=len(paths),
                                    block_length=1)

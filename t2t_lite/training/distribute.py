@@ -24,6 +24,25 @@ def make_strategy() -> tf.distribute.Strategy:
     return strategy
 
 
+def is_chief(strategy: tf.distribute.Strategy) -> bool:
+    """Whether this process leads the run: always, but under TF_CONFIG only the
+    chief (or worker 0 of a cluster without one)."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or not resolver.task_type or resolver.task_type == "chief":
+        return True
+    has_chief = "chief" in resolver.cluster_spec().as_dict()
+    return resolver.task_type == "worker" and resolver.task_id == 0 and not has_chief
+
+
+def num_workers(strategy: tf.distribute.Strategy) -> int:
+    """How many processes train together (the workers and chief of TF_CONFIG, or 1)."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or not resolver.task_type:
+        return 1
+    spec = resolver.cluster_spec().as_dict()
+    return sum(len(spec.get(job, [])) for job in ("chief", "worker"))
+
+
 def split_cpu(num_devices: int) -> list[str]:
     """Splits the CPU into ``num_devices`` logical devices (tests of MirroredStrategy
     on machines without GPUs). Must run before TensorFlow initialises its devices.

@@ -10,6 +10,7 @@ update is the same whatever the number of replicas. Gradient clipping
 from __future__ import annotations
 
 import dataclasses
+import contextlib
 import logging
 import os
 import time
@@ -23,8 +24,12 @@ from t2t_lite.data.pipeline import batch_examples
 from t2t_lite.experiment import Experiment
 from t2t_lite.progress import format_duration
 from t2t_lite.training.checkpoints import training_checkpoint
+from t2t_lite.training.distribute import is_chief, num_workers
+from t2t_lite.training.loop_state import EarlyStopping, NonFiniteSteps, Window
 from t2t_lite.training.losses import smoothed_cross_entropy
 from t2t_lite.training.optimizers import make_optimizer
+from t2t_lite.training.output_lock import OutputDirLock
+from t2t_lite.training.run_checkpoints import RunCheckpoints
 
 SUM = tf.distribute.ReduceOp.SUM
 LOSS_NORMALIZERS = ("tokens", "sentences")
@@ -75,10 +80,10 @@ class Trainer:
             self.optimizer = make_optimizer(self.hparams)
             self.optimizer.build(self.model.trainable_variables)
         self.checkpoint = training_checkpoint(self.model, self.optimizer)
-        self.manager = tf.train.CheckpointManager(
-            self.checkpoint, experiment.output_dir, options.keep_checkpoint_max,
-            checkpoint_name="ckpt",
-            keep_checkpoint_every_n_hours=options.keep_checkpoint_every_n_hours or None)
+        self.chief = is_chief(self.strategy)
+        self.checkpoints = RunCheckpoints(
+            self.checkpoint, experiment.output_dir, self.strategy, options.keep_checkpoint_max,
+            options.keep_checkpoint_every_n_hours)
         self._train_fn = None
         self._eval_fn = None
         self._deadline: float | None = None  # of --train_minutes, while training
@@ -93,25 +98,43 @@ class Trainer:
 
     def restore(self) -> int:
         """Restores the latest checkpoint of output_dir, if any; returns the step."""
-        latest = self.manager.latest_checkpoint
-        if latest:
-            self.checkpoint.restore(latest).assert_existing_objects_matched()
-            logging.info("resumed from %s at step %d", latest, self.step)
-        return self.step
+        return self.checkpoints.restore(lambda: self.step)
+
+    def save(self) -> None:
+        """A checkpoint of this step (and of the input's position)."""
+        self.checkpoints.save(self.step)
+
+    def _agree(self, *flags: bool) -> list[bool]:
+        """Each flag true if it is on any worker: decisions taken by the clock
+        (save now, time is up) must be the same on all, or their collectives hang."""
+        if num_workers(self.strategy) == 1:
+            return list(flags)
+        local = tf.constant([float(flag) for flag in flags])
+        summed = self.strategy.reduce(SUM, self.strategy.run(lambda: tf.identity(local)),
+                                      axis=None)
+        return [bool(x > 0) for x in summed.numpy()]
+
+    def _writer(self, name: str) -> tf.summary.SummaryWriter:
+        """TensorBoard summaries of ``name`` (train, dev): the chief's only."""
+        if not self.chief:
+            return tf.summary.create_noop_writer()
+        return tf.summary.create_file_writer(os.path.join(self.experiment.output_dir, name))
 
     # ----- data -----
     def _batches(self, split: str, training: bool) -> tf.data.Dataset:
         dataset = self.experiment.problem.dataset(
             split, self.experiment.data_dir, shuffle_files=training)
         tokens = self.hparams.batch_size * self.strategy.num_replicas_in_sync
-        # Seeded by the step too, so that a resumed run does not replay the data
-        # order of its start.
+        # A run resumed without an input state (RunCheckpoints) is seeded by its
+        # step too, so that it does not replay the data order of the run's start.
+        step = 0 if self.checkpoints.has_input_state(self.step) else self.step
         return batch_examples(dataset, tokens, self.hparams.max_length, training,
-                              seed=self.options.seed + self.step,
+                              seed=self.options.seed + step,
                               length_bucket_step=self.hparams.length_bucket_step)
 
     # ----- one optimizer step -----
-    def _replica_step(self, batches: list[dict]) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    def _replica_step(self, batches: list[dict]
+                      ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
         variables = self.model.trainable_variables
         accumulated = [tf.zeros_like(v) for v in variables]
         loss_sum = target_tokens = input_tokens = sentences = 0.0
@@ -132,10 +155,29 @@ class Trainer:
         # The optimizer sums gradients over replicas; each is already divided by
         # the global count, so the sum is the gradient of the global mean loss.
         grads = [g * scale for g in accumulated]
-        if self.hparams.clip_grad_norm:
-            grads = self._clip_summed_gradient(grads)
-        self.optimizer.apply_gradients(zip(grads, variables))
-        return loss_sum, target_tokens, input_tokens
+        finite = tf.logical_and(tf.math.is_finite(loss_sum), tf.reduce_all(
+            [tf.reduce_all(tf.math.is_finite(g)) for g in grads]))
+        nonfinite = 1.0 - tf.cast(finite, tf.float32)
+
+        def apply(grads: list[tf.Tensor]) -> None:
+            clipped = (self._clip_summed_gradient(grads) if self.hparams.clip_grad_norm
+                       else grads)
+            self.optimizer.apply_gradients(zip(clipped, variables))
+        if self.hparams.skip_nonfinite_steps:
+            # Skip on every replica when any replica's step is bad. A cond whose
+            # branch synchronizes replicas (apply_gradients) must be taken in the
+            # cross-replica context, as Keras's LossScaleOptimizer does.
+            bad_replicas = tf.distribute.get_replica_context().all_reduce(SUM, nonfinite)
+
+            def apply_unless_bad(distribution, bad, grads):
+                bad = distribution.experimental_local_results(bad)[0]
+                tf.cond(bad > 0, lambda: None, lambda: distribution.extended.call_for_each_replica(
+                    apply, args=(grads,)))
+            tf.distribute.get_replica_context().merge_call(apply_unless_bad,
+                                                           args=(bad_replicas, grads))
+        else:
+            apply(grads)  # the host stops the run before a bad state is saved
+        return loss_sum, target_tokens, input_tokens, nonfinite
 
     def _clip_summed_gradient(self, grads: list[tf.Tensor]) -> list[tf.Tensor]:
         """Each replica's share of the gradient, the sum over replicas rescaled to
@@ -169,7 +211,7 @@ class Trainer:
         iterator = iter(self.strategy.experimental_distribute_dataset(dataset))
         loss_sum = tokens = 0.0
         for _ in range(num_steps):
-            batch_loss, batch_tokens, _ = self._train_fn(iterator)
+            batch_loss, batch_tokens, _, _ = self._train_fn(iterator)
             loss_sum += float(batch_loss)
             tokens += float(batch_tokens)
         return {"loss": loss_sum / max(tokens, 1.0)}
@@ -179,25 +221,40 @@ class Trainer:
         """Trains to ``options.train_steps``, evaluating and saving on the way.
 
         Returns the last evaluation's metrics. On KeyboardInterrupt a checkpoint
-        is saved first, so nothing since the last one is lost.
+        is saved first, so nothing since the last one is lost. The output dir is
+        locked meanwhile (``OutputDirLock``): a second trainer there is refused.
         """
+        # Missing data fails here, before the output dir is touched.
+        self.experiment.problem.require_data("train", self.experiment.data_dir)
+        with OutputDirLock(self.experiment.output_dir) if is_chief(self.strategy) else (
+                contextlib.nullcontext()):
+            return self._train()
+
+    def _train(self) -> dict[str, float]:
         opts = self.options
         self.restore()
-        self.experiment.save()
+        if self.chief:
+            self.experiment.save()
         self._train_fn = self._train_fn or self._make_train_fn()
         iterator: Iterator = iter(self.strategy.experimental_distribute_dataset(
             self._batches("train", training=True)))
-        writer = tf.summary.create_file_writer(os.path.join(self.experiment.output_dir, "train"))
-        window = _Window()
+        self.checkpoints.follow_input(iterator, self.step)
+        writer = self._writer("train")
+        window = Window()
         started = last_save = time.monotonic()
         deadline = started + opts.train_minutes * 60.0 if opts.train_minutes else float("inf")
         self._deadline = deadline if opts.train_minutes else None
         first_step = True  # traces the step function: not counted in the speed
-        stopper = _EarlyStopping(opts.eval_early_stopping_steps)
+        stopper = EarlyStopping(opts.eval_early_stopping_steps)
+        skips = NonFiniteSteps(self.hparams.skip_nonfinite_steps)
         try:
-            while self.step < opts.train_steps and time.monotonic() < deadline:
+            while self.step < opts.train_steps:
                 step_started = time.monotonic()
-                loss, tgt_tokens, src_tokens = self._train_fn(iterator)
+                loss, tgt_tokens, src_tokens, nonfinite = self._train_fn(iterator)
+                if float(nonfinite):
+                    skips.after_bad_step(float(loss), self.step, self.checkpoints.latest())
+                    continue
+                skips.consecutive = 0
                 window.add(float(loss), float(tgt_tokens), float(src_tokens))
                 if not first_step:
                     self.steady_seconds += time.monotonic() - step_started
@@ -206,25 +263,27 @@ class Trainer:
                 step = self.step
                 if step % opts.log_every_steps == 0:
                     self._log(writer, step, window.flush())
-                minutes = (time.monotonic() - last_save) / 60.0
-                if (step % opts.save_checkpoints_steps == 0
-                        or minutes >= opts.save_checkpoints_minutes):
-                    self.manager.save(checkpoint_number=step)
+                now = time.monotonic()
+                save_due, time_up = self._agree(
+                    (now - last_save) / 60.0 >= opts.save_checkpoints_minutes, now >= deadline)
+                if step % opts.save_checkpoints_steps == 0 or save_due:
+                    self.save()
                     last_save = time.monotonic()
                 if (opts.evaluate and step % opts.eval_every_steps == 0
                         and step < opts.train_steps and stopper.should_stop(
                             step, self.evaluate()["loss"])):
                     break
-                if (self.dev_scorer and opts.decode_eval_every_steps
+                if (self.chief and self.dev_scorer and opts.decode_eval_every_steps
                         and step % opts.decode_eval_every_steps == 0):
                     self.score_dev_decodes()
+                if time_up:
+                    break
         except KeyboardInterrupt:
-            self.manager.save(checkpoint_number=self.step)
+            self.save()
             logging.info("interrupted: saved step %d to %s", self.step, self.experiment.output_dir)
             raise
-        if self.manager.latest_checkpoint is None or not self.manager.latest_checkpoint.endswith(
-                f"ckpt-{self.step}"):
-            self.manager.save(checkpoint_number=self.step)
+        if self.checkpoints.saved_step != self.step:
+            self.save()
         return self.evaluate() if opts.evaluate else {}
 
     def run_summary(self) -> dict[str, float]:
@@ -290,7 +349,7 @@ class Trainer:
         metrics["perplexity"] = float(tf.exp(metrics["loss"]))
         logging.info("eval %s at step %d: %s", split, self.step,
                      ", ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
-        writer = tf.summary.create_file_writer(os.path.join(self.experiment.output_dir, split))
+        writer = self._writer(split)
         with writer.as_default(step=self.step):
             for name, value in metrics.items():
                 tf.summary.scalar(name, value)
@@ -302,53 +361,7 @@ class Trainer:
         lines = self.dev_scorer(self.model)
         logging.info("dev decodes at step %d (%.0f s): %s", self.step,
                      time.monotonic() - started, " | ".join(lines))
-        writer = tf.summary.create_file_writer(os.path.join(self.experiment.output_dir, "dev"))
+        writer = self._writer("dev")
         with writer.as_default(step=self.step):
             tf.summary.text("decode_score", "\n".join(lines))
         return lines
-
-
-class _EarlyStopping:
-    """tensor2tensor's eval_early_stopping_steps: stop when the dev loss has not
-    improved on its best for ``patience`` steps."""
-
-    def __init__(self, patience: int):
-        self.patience = patience
-        self.best_loss = float("inf")
-        self.best_step = 0
-
-    def should_stop(self, step: int, loss: float) -> bool:
-        if loss < self.best_loss:
-            self.best_loss, self.best_step = loss, step
-        stop = bool(self.patience) and step - self.best_step >= self.patience
-        if stop:
-            logging.info("early stopping at step %d: the dev loss has not improved on %.4f "
-                         "(step %d) for %d steps", step, self.best_loss, self.best_step,
-                         step - self.best_step)
-        return stop
-
-
-class _Window:
-    """Loss and throughput since the last log line."""
-
-    def __init__(self):
-        self.reset()
-
-    def reset(self) -> None:
-        self.start = time.monotonic()
-        self.steps = 0
-        self.loss = self.tgt = self.src = 0.0
-
-    def add(self, loss: float, tgt: float, src: float) -> None:
-        self.steps += 1
-        self.loss += loss
-        self.tgt += tgt
-        self.src += src
-
-    def flush(self) -> dict[str, float]:
-        seconds = max(time.monotonic() - self.start, 1e-9)
-        stats = {"loss": self.loss / max(self.tgt, 1.0), "steps_per_s": self.steps / seconds,
-                 "target_tokens_per_s": self.tgt / seconds,
-                 "source_tokens_per_s": self.src / seconds}
-        self.reset()
-        return stats

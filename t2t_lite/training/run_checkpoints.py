@@ -1,0 +1,106 @@
+"""Where a run's checkpoints go and come from.
+
+* The model and optimizer: ``OUTPUT_DIR/ckpt-N`` (``tf.train.CheckpointManager``).
+  Under TF_CONFIG every worker takes part in each save, but only the chief
+  writes into the output dir; the others write into a folder of their own and
+  delete it at once (as TF's multi-worker guide does), so no two processes ever
+  write one file.
+* The training input's position: ``OUTPUT_DIR/input_state/worker_0/ckpt-N``,
+  written just before the model's checkpoint N. A run resumed from checkpoint
+  N continues the input exactly where the run that wrote it was, so killing
+  and resuming a run changes none of the batches it trains on. (On one device:
+  tf.distribute cannot save its iterators over several replicas, so a
+  multi-GPU or multi-worker run resumes with its input reshuffled instead.)
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import Callable, Iterator
+
+import tensorflow as tf
+
+from t2t_lite.training.distribute import is_chief
+
+_COMPLETE_STATE = re.compile(r"ckpt-(\d+)\.index")
+
+
+class RunCheckpoints:
+    """Saves and restores ``checkpoint`` (model, optimizer, step) and the input."""
+
+    def __init__(self, checkpoint: tf.train.Checkpoint, output_dir: str,
+                 strategy: tf.distribute.Strategy, keep_max: int,
+                 keep_every_n_hours: float = 0.0):
+        self.checkpoint = checkpoint
+        self.output_dir = output_dir
+        self.chief = is_chief(strategy)
+        self.task_id = getattr(getattr(strategy, "cluster_resolver", None), "task_id", 0) or 0
+        self._save_dir = output_dir if self.chief else os.path.join(
+            output_dir, ".worker_saves", f"worker_{self.task_id}")
+        self.keep_max = keep_max
+        self.manager = tf.train.CheckpointManager(
+            checkpoint, self._save_dir, keep_max, checkpoint_name="ckpt",
+            keep_checkpoint_every_n_hours=keep_every_n_hours or None)
+        self.saved_step = -1
+        self._input: tf.train.Checkpoint | None = None
+
+    def latest(self) -> str | None:
+        """The newest checkpoint of the run (the chief's)."""
+        return tf.train.latest_checkpoint(self.output_dir)
+
+    def restore(self, step_of: Callable[[], int]) -> int:
+        """Restores the latest checkpoint, if any; returns the step (``step_of()``)."""
+        latest = self.latest()
+        if latest:
+            self.checkpoint.restore(latest).assert_existing_objects_matched()
+            self.saved_step = step_of()
+            logging.info("resumed from %s at step %d", latest, self.saved_step)
+        return step_of()
+
+    def has_input_state(self, step: int) -> bool:
+        return tf.io.gfile.exists(self._input_prefix(step) + ".index")
+
+    def follow_input(self, iterator: Iterator, step: int) -> None:
+        """Saves ``iterator``'s position with every checkpoint from now on and, when
+        resuming at ``step``, moves it to where the run that saved ``step`` was."""
+        if not isinstance(iterator, tf.__internal__.tracking.Trackable):
+            # tf.distribute's iterators over several replicas cannot be saved: such
+            # a run resumes with its input reshuffled (seeded by the step).
+            return
+        self._input = tf.train.Checkpoint(iterator=iterator)
+        if step and self.has_input_state(step):
+            self._input.read(self._input_prefix(step)).assert_consumed()
+            logging.info("the input continues where step %d left it", step)
+        elif step:
+            logging.warning("no input state for step %d in %s: the input restarts, "
+                            "reshuffled", step, os.path.dirname(self._input_prefix(step)))
+
+    def save(self, step: int) -> None:
+        """Checkpoint ``step``: the input's position first, then the model's."""
+        if self._input is not None:
+            self._input.write(self._input_prefix(step))
+            self._forget_old_input_states()
+        self.manager.save(checkpoint_number=step)
+        self.saved_step = step
+        if not self.chief:
+            tf.io.gfile.rmtree(self._save_dir)
+            parent = os.path.dirname(self._save_dir)
+            try:
+                if not tf.io.gfile.listdir(parent):
+                    tf.io.gfile.rmtree(parent)
+            except tf.errors.NotFoundError:  # another worker removed it first
+                pass
+
+    def _input_prefix(self, step: int) -> str:
+        return os.path.join(self.output_dir, "input_state", f"worker_{self.task_id}",
+                            f"ckpt-{step}")
+
+    def _forget_old_input_states(self) -> None:
+        folder = os.path.dirname(self._input_prefix(0))
+        # Complete states only: a killed write leaves ckpt-N_temp/ behind.
+        steps = sorted(int(match.group(1)) for match in map(
+            _COMPLETE_STATE.fullmatch, tf.io.gfile.listdir(folder)) if match)
+        for step in steps[:-self.keep_max]:
+            for path in tf.io.gfile.glob(self._input_prefix(step) + ".*"):
+                tf.io.gfile.remove(path)

@@ -1,0 +1,104 @@
+"""kill -9 at seeded random moments: what is left behind never looks complete."""
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from cli_helpers import COMMON, USR_DIR, train_tiny
+from t2t_lite.bin import t2t_trainer
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    return train_tiny(tmp_path_factory.mktemp("kills"))
+
+
+def test_a_killed_decoder_leaves_no_output_that_looks_complete(trained, tmp_path):
+    _, output_dir = trained
+    lines = ["0 1 1 0 1 1 0 1", "1 0 0 1", "1 1 1 0 0 0 1"] * 60
+    source = tmp_path / "in.txt"
+    source.write_text("".join(line + "\n" for line in lines))
+    target = tmp_path / "out.txt"
+    command = [sys.executable, "-m", "t2t_lite.bin.t2t_decoder", f"--output_dir={output_dir}",
+               f"--t2t_usr_dir={USR_DIR}", f"--decode_from_file={source}",
+               f"--decode_to_file={target}", "--decode_hparams=beam_size=2,batch_size=4"]
+    moments = random.Random(13).sample([x / 2 for x in range(4, 24)], 3)  # 2 to 11.5 s
+    outcomes = []
+    for seconds in moments:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        time.sleep(seconds)
+        finished = process.poll() is not None
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=60)
+        leftovers = sorted(os.listdir(tmp_path))
+        # out.txt exists only whole (it may have appeared just before the kill);
+        # anything else left is a temporary file under another name.
+        if "out.txt" in leftovers:
+            assert len(target.read_text().splitlines()) == len(lines), f"after {seconds} s"
+        assert all(name in ("in.txt", "out.txt") or ".tmp-" in name for name in leftovers)
+        outcomes.append("finished" if finished else "killed")
+        for name in leftovers:
+            if name != "in.txt":
+                os.remove(tmp_path / name)
+    assert "killed" in outcomes  # the test exercised the kill path
+
+
+def test_ten_kills_resume_to_the_weights_of_an_uninterrupted_run(trained, tmp_path):
+    """kill -9 ten times at seeded random moments (in a step, a save or an
+    evaluation); each restart resumes from the last complete checkpoint, which is
+    always readable, the step never goes back, and the end equals a run never
+    killed: the input continues where it was (RunCheckpoints), dropout is off."""
+    data_dir, _ = trained
+    steps, output_dir = 16, tmp_path / "killed"
+    flags = COMMON + [f"--data_dir={data_dir}", "--save_checkpoints_steps=1",
+                      "--eval_every_steps=3", "--eval_batches=1", "--log_every_steps=1",
+                      "--hparams=layer_prepostprocess_dropout=0.0"]
+    command = [sys.executable, "-m", "t2t_lite.bin.t2t_trainer", *flags,
+               f"--output_dir={output_dir}", f"--train_steps={steps}"]
+    rng = random.Random(2026)
+    last_step = 0
+    for _ in range(10):
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        start_step = last_step
+        while process.poll() is None and saved_step(output_dir) <= start_step:
+            time.sleep(0.05)  # wait until this run trains, then kill it soon after
+        time.sleep(rng.uniform(0.0, 0.6))
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=60)
+        step = saved_step(output_dir)
+        assert step >= last_step  # never back past the last checkpoint
+        reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(output_dir)))
+        assert all(np.all(np.isfinite(reader.get_tensor(name)))
+                   for name, dtype in reader.get_variable_to_dtype_map().items()
+                   if dtype.is_floating)
+        last_step = step
+        if step == steps:
+            break
+    assert subprocess.run(command, capture_output=True, timeout=300).returncode == 0
+    assert saved_step(output_dir) == steps
+    # The same run, never killed.
+    reference = tmp_path / "reference"
+    assert t2t_trainer.main(flags + [f"--output_dir={reference}",
+                                     f"--train_steps={steps}"]) == 0
+    for path in (output_dir, reference):
+        assert not os.path.exists(path / ".trainer.lock")
+    killed = tf.train.load_checkpoint(str(output_dir / f"ckpt-{steps}"))
+    uninterrupted = tf.train.load_checkpoint(str(reference / f"ckpt-{steps}"))
+    names = [name for name in uninterrupted.get_variable_to_shape_map() if "model" in name]
+    assert names
+    for name in names:
+        np.testing.assert_allclose(killed.get_tensor(name), uninterrupted.get_tensor(name),
+                                   rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def saved_step(output_dir) -> int:
+    latest = tf.train.latest_checkpoint(str(output_dir))
+    return int(latest.rsplit("-", 1)[1]) if latest else 0

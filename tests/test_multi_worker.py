@@ -1,0 +1,129 @@
+"""Two t2t-trainer workers on localhost under TF_CONFIG (MultiWorkerMirroredStrategy on
+CPU): they agree with each other and with one process on the same global batch, only
+the chief writes checkpoints and summaries, and a killed run resumes."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from cli_helpers import COMMON, USR_DIR, train_tiny
+
+# One step of a tiny Transformer on a fixed global batch, under whatever strategy
+# TF_CONFIG gives; the weights afterwards go to argv[2].
+STEP_SCRIPT = """
+import sys
+import numpy as np
+import tensorflow as tf
+from t2t_lite import registry
+from t2t_lite.experiment import Experiment
+from t2t_lite.hparams.transformer import transformer_tiny
+from t2t_lite.training.distribute import make_strategy
+from t2t_lite.training.trainer import TrainOptions, Trainer
+strategy = make_strategy()
+registry.load_builtins()
+registry.import_usr_dir(sys.argv[3])
+hparams = transformer_tiny().parse("hidden_size=16,filter_size=32,num_heads=2,"
+                                   "layer_prepostprocess_dropout=0.0,clip_grad_norm=0.01")
+experiment = Experiment(registry.problems["tiny_reverse_binary"](), "transformer", "t",
+                        hparams, sys.argv[1], sys.argv[2] + "_run")
+trainer = Trainer(experiment, TrainOptions(seed=7), strategy)
+batch = {"inputs": tf.constant([[2, 3, 3, 1], [3, 2, 1, 0], [2, 1, 0, 0], [3, 3, 2, 1]]),
+         "targets": tf.constant([[3, 3, 2, 1], [2, 3, 1, 0], [2, 1, 0, 0], [2, 3, 3, 1]])}
+trainer.train_on(tf.data.Dataset.from_tensors(batch).repeat(), 2)
+np.savez(sys.argv[2], *trainer.model.get_weights())
+"""
+
+
+def free_ports(count):
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("localhost", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def worker_envs(count=2):
+    workers = [f"localhost:{port}" for port in free_ports(count)]
+    return [{**os.environ, "TF_CONFIG": json.dumps({"cluster": {"worker": workers},
+                                                    "task": {"type": "worker", "index": i}})}
+            for i in range(count)]
+
+
+def run_workers(command_of, timeout=300):
+    """Starts one process per worker; returns their CompletedProcess-like results."""
+    processes = [subprocess.Popen(command_of(i), env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+                 for i, env in enumerate(worker_envs())]
+    results = []
+    for process in processes:
+        out, err = process.communicate(timeout=timeout)
+        results.append((process.returncode, out, err))
+    return results
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    return train_tiny(tmp_path_factory.mktemp("multi_worker"))
+
+
+def test_two_workers_agree_with_each_other_and_with_one_process(trained, tmp_path):
+    data_dir, _ = trained
+    results = run_workers(lambda i: [sys.executable, "-c", STEP_SCRIPT, data_dir,
+                                     str(tmp_path / f"worker{i}.npz"), USR_DIR])
+    for code, _, err in results:
+        assert code == 0, err[-3000:]
+    env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
+    single = subprocess.run([sys.executable, "-c", STEP_SCRIPT, data_dir,
+                             str(tmp_path / "single.npz"), USR_DIR], env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert single.returncode == 0, single.stderr[-3000:]
+    weights = [np.load(tmp_path / f"{name}.npz") for name in ("worker0", "worker1", "single")]
+    for key in weights[0].files:
+        np.testing.assert_array_equal(weights[0][key], weights[1][key])
+        np.testing.assert_allclose(weights[0][key], weights[2][key], rtol=1e-5, atol=1e-6)
+
+
+def test_only_the_chief_writes_and_a_killed_run_resumes(trained, tmp_path):
+    data_dir, _ = trained
+    output_dir = tmp_path / "run"
+
+    def command(steps):
+        return lambda i: [sys.executable, "-m", "t2t_lite.bin.t2t_trainer"] + COMMON + [
+            f"--data_dir={data_dir}", f"--output_dir={output_dir}", f"--train_steps={steps}",
+            "--save_checkpoints_steps=2", "--eval_every_steps=1000", "--log_every_steps=1"]
+    for code, _, err in run_workers(command(4)):
+        assert code == 0, err[-3000:]
+    names = sorted(os.listdir(output_dir))
+    assert "ckpt-2.index" in names and "ckpt-4.index" in names and "hparams.json" in names
+    assert ".worker_saves" not in names and ".trainer.lock" not in names
+    assert sorted(os.listdir(output_dir / "train")) and len(os.listdir(output_dir / "train")) == 1
+    # Kill worker 1 in the middle of a longer run; both are restarted and resume.
+    envs = worker_envs()
+    processes = [subprocess.Popen(command(400)(i), env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL) for i, env in enumerate(envs)]
+    deadline = time.time() + 240
+    while tf.train.latest_checkpoint(str(output_dir)).endswith("ckpt-4"):
+        assert time.time() < deadline, "the second run wrote no checkpoint"
+        time.sleep(0.5)
+    processes[1].send_signal(signal.SIGKILL)
+    for process in processes:  # worker 0 fails in its next collective, or is stopped
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+    saved = int(tf.train.latest_checkpoint(str(output_dir)).rsplit("-", 1)[1])
+    assert saved > 4
+    for code, _, err in run_workers(command(saved + 2)):
+        assert code == 0, err[-3000:]
+        assert f"at step {saved}" in err
+    assert tf.train.latest_checkpoint(str(output_dir)).endswith(f"ckpt-{saved + 2}")
