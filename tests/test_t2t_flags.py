@@ -4,12 +4,11 @@ import json
 import os
 import re
 
-import numpy as np
 import pytest
 
 from cli_helpers import COMMON, USR_DIR, error_of, train_tiny
 from t2t_lite.bin import t2t_decoder, t2t_trainer
-from t2t_lite.training.trainer import _EarlyStopping
+from t2t_lite.training.loop_state import EarlyStopping
 
 README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
 TRAINER_FLAGS = ["--schedule", "--worker_gpu", "--eval_steps", "--local_eval_frequency",
@@ -74,11 +73,11 @@ def test_an_unknown_flag_is_one_line_not_a_usage_dump(capsys):
 
 
 def test_early_stopping_waits_for_its_patience():
-    stopper = _EarlyStopping(patience=200)
+    stopper = EarlyStopping(patience=200)
     losses = {100: 2.0, 200: 1.5, 300: 1.6, 400: 1.55, 500: 1.7}
     assert [stopper.should_stop(step, loss) for step, loss in losses.items()] == [
         False, False, False, True, True]
-    assert not any(_EarlyStopping(0).should_stop(step, 9.0) for step in (1, 10**6))
+    assert not any(EarlyStopping(0).should_stop(step, 9.0) for step in (1, 10**6))
 
 
 def test_schedules_train_and_evaluate(trained, capsys, caplog):
