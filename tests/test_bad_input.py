@@ -230,3 +230,11 @@ def test_bad_input_fails_in_one_line_and_changes_nothing(ws, case, capsys):
     assert code == 2
     assert len(errors) == 1 and case.says in errors[0], errors
     assert snapshot(ws.root) == before
+
+
+def test_the_readme_lists_every_case():
+    readme = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "README.md")
+    text = open(readme, encoding="utf-8").read()
+    section = text[text.index("## Reliability"):text.index("## Layout")]
+    assert [case.name for case in CASES if f"| {case.name} |" not in section] == []
