@@ -44,6 +44,7 @@ def draw(argv: Sequence[str] | None) -> int:
     from t2t_lite.decoding import attention_maps
     from t2t_lite.decoding.beam_search import BeamSearchDecoder
     from t2t_lite.decoding.decoder import decode_hparams
+    from t2t_lite.models.base import NoAttentionError
     from t2t_lite.training.checkpoints import restore_model
     from t2t_lite.visualization.attention_page import write_page
     from t2t_lite.visualization.heatmaps import write_heatmaps
@@ -67,7 +68,7 @@ def draw(argv: Sequence[str] | None) -> int:
     try:
         maps = attention_maps.attention_maps(model, source_ids, target_ids, encoders["inputs"],
                                              encoders["targets"])
-    except NotImplementedError as error:
+    except NoAttentionError as error:
         raise ValueError(f"{error}: pick a model with attention") from None
     paths = write_heatmaps(maps, args.to, args.dpi)
     page = write_page(maps, os.path.join(args.to, "index.html"),

@@ -36,18 +36,16 @@ def export(argv: Sequence[str] | None) -> int:
     if not args.output_dir:
         raise ValueError("--output_dir is required (the folder t2t-trainer wrote)")
     from t2t_lite import experiment as experiment_lib
-    from t2t_lite.decoding.decoder import decode_hparams
-    from t2t_lite.export.exporter import ExportModule, export as save
+    from t2t_lite.export.exporter import export_model
     from t2t_lite.training.checkpoints import restore_model
 
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
                                         args.hparams, args.data_dir, args.output_dir,
                                         must_exist=True)
-    hparams = decode_hparams(args.decode_hparams, experiment.problem.decode_hparams_defaults())
     model = experiment.build_model()
     checkpoint = restore_model(model, args.output_dir, args.checkpoint_path)
-    size = save(ExportModule(model, experiment.problem, experiment.data_dir, hparams),
-                args.export_dir)
+    size = export_model(model, experiment.problem, experiment.data_dir, args.export_dir,
+                        args.decode_hparams)
     print(f"exported {checkpoint} to {args.export_dir} ({size / 2**20:.1f} MiB); "
           f"inspect it with: saved_model_cli show --dir {args.export_dir} --all")
     return 0

@@ -126,21 +126,12 @@ def train(argv: Sequence[str] | None) -> int:
     metrics = trainer.train()
     summary = {"step": trainer.step, **metrics, **trainer.run_summary()}
     if args.export_saved_model and trainer.chief:
-        summary["export_dir"] = export_trained_model(trainer.model, experiment, trainer.step)
+        from t2t_lite.export.exporter import export_model
+        summary["export_dir"] = os.path.join(experiment.output_dir, "export", str(trainer.step))
+        export_model(trainer.model, experiment.problem, experiment.data_dir,
+                     summary["export_dir"])
     print(json.dumps(summary))
     return 0
-
-
-def export_trained_model(model: Any, experiment: Any, step: int) -> str:
-    """tensor2tensor's --export_saved_model: the trained model as t2t-exporter writes
-    it, with the problem's decode settings, to OUTPUT_DIR/export/STEP."""
-    from t2t_lite.decoding.decoder import decode_hparams
-    from t2t_lite.export.exporter import ExportModule, export
-
-    export_dir = os.path.join(experiment.output_dir, "export", str(step))
-    hparams = decode_hparams("", experiment.problem.decode_hparams_defaults())
-    export(ExportModule(model, experiment.problem, experiment.data_dir, hparams), export_dir)
-    return export_dir
 
 
 def main(argv: Sequence[str] | None = None) -> int:

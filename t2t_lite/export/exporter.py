@@ -33,6 +33,7 @@ import tensorflow as tf
 from t2t_lite.data.encoders import EOS_ID, PAD_ID
 from t2t_lite.data.problem import Problem
 from t2t_lite.decoding.beam_search import beam_search
+from t2t_lite.decoding.decoder import decode_hparams
 from t2t_lite.export.graph_text import graph_codec
 from t2t_lite.hparam import HParams
 
@@ -140,3 +141,11 @@ def export(module: ExportModule, export_dir: str) -> int:
         shutil.rmtree(partial, ignore_errors=True)
     return sum(os.path.getsize(os.path.join(root, name))
                for root, _, names in os.walk(export_dir) for name in names)
+
+
+def export_model(model: Any, problem: Problem, data_dir: str, export_dir: str,
+                 decode_overrides: str = "") -> int:
+    """Exports ``model`` with ``problem``'s decode settings (then ``decode_overrides``,
+    as t2t-decoder's --decode_hparams) to ``export_dir``; returns its size in bytes."""
+    hparams = decode_hparams(decode_overrides, problem.decode_hparams_defaults())
+    return export(ExportModule(model, problem, data_dir, hparams), export_dir)

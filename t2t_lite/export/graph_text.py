@@ -14,6 +14,8 @@ tensorflow-text ops only, so the export loads where t2t_lite is not installed.
 """
 from __future__ import annotations
 
+from typing import Callable, Protocol
+
 import tensorflow as tf
 
 from t2t_lite.data.encoders import (NUM_RESERVED_IDS, ByteTextEncoder, TextEncoder,
@@ -21,18 +23,18 @@ from t2t_lite.data.encoders import (NUM_RESERVED_IDS, ByteTextEncoder, TextEncod
 from t2t_lite.data.subword import SubwordTextEncoder, graph_trim_ids
 
 
-class GraphTextCodec(tf.Module):
+class GraphTextCodec(Protocol):
     """``encode(strings [N]) -> ids ragged [N, None]`` (no EOS) and
     ``decode(ids [N, L]) -> strings [N]``, as the encoder's Python methods."""
 
-    def encode(self, strings: tf.Tensor) -> tf.RaggedTensor:
-        raise NotImplementedError
+    def encode(self, strings: tf.Tensor) -> tf.RaggedTensor: ...
 
-    def decode(self, ids: tf.Tensor) -> tf.Tensor:
-        raise NotImplementedError
+    def decode(self, ids: tf.Tensor) -> tf.Tensor: ...
 
 
-class SubwordCodec(GraphTextCodec):
+class SubwordCodec(tf.Module):
+    """A sentencepiece model (``SubwordTextEncoder``)."""
+
     def __init__(self, encoder: SubwordTextEncoder):
         super().__init__()
         self.encoder = encoder
@@ -45,10 +47,15 @@ class SubwordCodec(GraphTextCodec):
         return self.encoder.tf_decode(ids)
 
 
-class _TableCodec(GraphTextCodec):
-    """Pieces looked up in a table on the way in, gathered and joined on the way out."""
+class TableCodec(tf.Module):
+    """Pieces (``split`` of each string) looked up in a table on the way in,
+    gathered and joined by ``separator`` on the way out. ``repair_utf8``: the
+    joined bytes may be cut UTF-8 (a byte vocabulary), replaced as Python's
+    ``errors="replace"`` does."""
 
-    def __init__(self, pieces: list[bytes], first_id: int, default_id: int, separator: str):
+    def __init__(self, pieces: list[bytes], first_id: int, default_id: int,
+                 split: Callable[[tf.Tensor], tf.RaggedTensor], separator: str,
+                 repair_utf8: bool = False):
         super().__init__()
         self.table = tf.lookup.StaticHashTable(
             tf.lookup.KeyValueTensorInitializer(
@@ -56,52 +63,29 @@ class _TableCodec(GraphTextCodec):
                 tf.range(first_id, first_id + len(pieces), dtype=tf.int32)),
             default_value=default_id)
         self.strings = tf.constant([b""] * first_id + pieces, tf.string)
-        self.separator = separator
-
-    def pieces(self, strings: tf.Tensor) -> tf.RaggedTensor:
-        raise NotImplementedError
+        self.split, self.separator, self.repair_utf8 = split, separator, repair_utf8
 
     def encode(self, strings: tf.Tensor) -> tf.RaggedTensor:
-        return tf.ragged.map_flat_values(self.table.lookup, self.pieces(strings))
+        return tf.ragged.map_flat_values(self.table.lookup, self.split(strings))
 
     def decode(self, ids: tf.Tensor) -> tf.Tensor:
-        return tf.strings.reduce_join(tf.gather(self.strings, graph_trim_ids(ids)), axis=-1,
+        text = tf.strings.reduce_join(tf.gather(self.strings, graph_trim_ids(ids)), axis=-1,
                                       separator=self.separator)
-
-
-class TokenCodec(_TableCodec):
-    """Whitespace-separated tokens (``TokenTextEncoder``)."""
-
-    def __init__(self, encoder: TokenTextEncoder):
-        tokens = [t.encode("utf-8") for t in encoder.tokens[NUM_RESERVED_IDS:]]
-        super().__init__(tokens, NUM_RESERVED_IDS, encoder.oov_id, " ")
-
-    def pieces(self, strings: tf.Tensor) -> tf.RaggedTensor:
-        return tf.strings.split(strings)
-
-
-class ByteCodec(_TableCodec):
-    """UTF-8 bytes (``ByteTextEncoder``)."""
-
-    def __init__(self):
-        super().__init__([bytes([b]) for b in range(256)], NUM_RESERVED_IDS, NUM_RESERVED_IDS,
-                         "")
-
-    def pieces(self, strings: tf.Tensor) -> tf.RaggedTensor:
-        return tf.strings.bytes_split(strings)
-
-    def decode(self, ids: tf.Tensor) -> tf.Tensor:
-        return tf.strings.unicode_transcode(super().decode(ids), "UTF-8", "UTF-8",
-                                            errors="replace", replacement_char=0xFFFD)
+        if self.repair_utf8:
+            text = tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="replace",
+                                                replacement_char=0xFFFD)
+        return text
 
 
 def graph_codec(encoder: TextEncoder) -> GraphTextCodec:
     """The in-graph twin of ``encoder``; other encoder classes cannot be exported."""
     if isinstance(encoder, SubwordTextEncoder):
         return SubwordCodec(encoder)
-    if isinstance(encoder, TokenTextEncoder):
-        return TokenCodec(encoder)
-    if isinstance(encoder, ByteTextEncoder):
-        return ByteCodec()
+    if isinstance(encoder, TokenTextEncoder):  # whitespace-separated tokens
+        tokens = [t.encode("utf-8") for t in encoder.tokens[NUM_RESERVED_IDS:]]
+        return TableCodec(tokens, NUM_RESERVED_IDS, encoder.oov_id, tf.strings.split, " ")
+    if isinstance(encoder, ByteTextEncoder):  # UTF-8 bytes
+        return TableCodec([bytes([b]) for b in range(256)], NUM_RESERVED_IDS,
+                          NUM_RESERVED_IDS, tf.strings.bytes_split, "", repair_utf8=True)
     raise ValueError(f"{type(encoder).__name__} has no in-graph twin to export with; "
                      "exports support subword, token and byte vocabularies")

@@ -36,6 +36,11 @@ def shift_right(targets: tf.Tensor) -> tf.Tensor:
     return tf.pad(targets, [[0, 0], [1, 0]], constant_values=PAD_ID)[:, :-1]
 
 
+
+class NoAttentionError(NotImplementedError):
+    """Asked for the attention weights of a model that has no attention (the
+    plain LSTM encoder-decoder): a fact about the model, not a missing feature."""
+
 class Seq2SeqModel(keras.Model, abc.ABC):
     """A Keras model mapping source ids to target logits, with incremental decoding.
 
@@ -103,10 +108,10 @@ class Seq2SeqModel(keras.Model, abc.ABC):
         in the order of ``features["inputs"]``, whatever the model does inside
         (e.g. reversing it). To see a decoded sentence's attention, pass the
         decoded ids as targets: beam search itself never computes these.
-        Models without attention raise NotImplementedError.
+        Models without attention raise ``NoAttentionError``.
         """
-        raise NotImplementedError(f"model {snake_case(type(self).__name__)} has no attention "
-                                  "weights")
+        raise NoAttentionError(f"model {snake_case(type(self).__name__)} has no attention "
+                               "weights")
 
     @abc.abstractmethod
     def decode_step(self, ids: tf.Tensor, step: tf.Tensor,
