@@ -4,6 +4,7 @@ and leaves every file it was given, the output dir included, as it was."""
 import dataclasses
 import gzip
 import os
+import shutil
 from typing import Callable
 
 import pytest
@@ -41,6 +42,10 @@ def ws(tmp_path_factory):
     with gzip.open(files / "latin1.gz", "wb") as f:
         f.write(b"ok\n\xff\n")
     (root / "empty_dir").mkdir()
+    corrupt = root / "truncated_data"
+    shutil.copytree(data_dir, corrupt)
+    shard = corrupt / "tiny_reverse_binary-train-00003-of-00010"
+    shard.write_bytes(shard.read_bytes()[:-5])
     (root / "broken_run").mkdir()
     (root / "broken_run" / "hparams.json").write_text("{not json")
     (root / "export_taken").mkdir()
@@ -128,6 +133,10 @@ CASES = [
     Case("no data in data_dir", t2t_trainer.main,
          lambda ws: COMMON + [f"--data_dir={ws.root}/empty_dir",
                               f"--output_dir={ws.root}/fresh_run"], "t2t-datagen"),
+    Case("truncated training shard", t2t_trainer.main,
+         lambda ws: COMMON + [f"--data_dir={ws.root}/truncated_data",
+                              f"--output_dir={ws.root}/fresh_run"],
+         "tiny_reverse_binary-train-00003-of-00010 is corrupt or truncated"),
     Case("missing --data_dir", t2t_trainer.main,
          lambda ws: COMMON + [f"--output_dir={ws.output_dir}"], "--data_dir is required"),
     Case("generate_data without a problem", t2t_trainer.main,

@@ -120,14 +120,20 @@ class Problem(abc.ABC):
                 f"{self.datagen_command(data_dir)}")
         return paths
 
-    def dataset(self, split: str, data_dir: str, shuffle_files: bool = False) -> tf.data.Dataset:
-        """Examples ``{"inputs": int32[None], "targets": int32[None]}``, each ending in EOS.
-
-        Every shard is read once up front, so a corrupt one fails here, by name.
-        """
+    def check_data(self, split: str, data_dir: str) -> list[str]:
+        """``require_data``, and every shard read to the end: a truncated or corrupt
+        one raises ``CorruptShardError`` naming it and the command that rewrites it."""
         paths = self.require_data(split, data_dir)
         tfrecords.check_shards(paths, remedy=f"Delete it and re-run: "
                                              f"{self.datagen_command(data_dir)}")
+        return paths
+
+    def dataset(self, split: str, data_dir: str, shuffle_files: bool = False) -> tf.data.Dataset:
+        """Examples ``{"inputs": int32[None], "targets": int32[None]}``, each ending in EOS.
+
+        The shards are checked first (``check_data``), so a corrupt one fails here, by name.
+        """
+        paths = self.check_data(split, data_dir)
         return tfrecords.read_shards(paths, self.feature_keys, shuffle_files=shuffle_files)
 
 

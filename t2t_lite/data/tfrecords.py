@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from typing import Iterable, Mapping, Sequence
 
 import tensorflow as tf
 
+from t2t_lite.errors import op_error_detail
 from t2t_lite.progress import progress
 
 logger = logging.getLogger(__name__)
 
 _INCOMPLETE_SUFFIX = ".incomplete"
 _CHECK_BATCH = 8192  # records per step when scanning a shard; large = fast
+
+
+# (path, size, mtime) of the shards check_shards has read to the end in this process.
+_whole_shards: set[tuple[str, int, int]] = set()
 
 
 class CorruptShardError(IOError):
@@ -78,15 +82,20 @@ def check_shards(paths: Sequence[str], remedy: str = "") -> None:
 
     TensorFlow's own error for a truncated or corrupted record does not say which
     file it came from; ``remedy`` is appended to the message (what to re-run).
+    A shard found whole is not read again while its size and mtime stay the same.
     """
     for path in paths:
+        stat = os.stat(path)
+        identity = (path, stat.st_size, stat.st_mtime_ns)
+        if identity in _whole_shards:
+            continue
         try:
             for _ in tf.data.TFRecordDataset(path, buffer_size=1 << 20).batch(_CHECK_BATCH):
                 pass
         except tf.errors.DataLossError as error:
-            detail = re.sub(r"\{\{.*?\}\}\s*", "", error.message).split(" [Op:")[0]
             raise CorruptShardError(f"TFRecord shard {path} is corrupt or truncated "
-                                    f"({detail}). {remedy}".rstrip()) from None
+                                    f"({op_error_detail(error)}). {remedy}".rstrip()) from None
+        _whole_shards.add(identity)
 
 
 def read_shards(paths: Sequence[str], keys: Sequence[str],

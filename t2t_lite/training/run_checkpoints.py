@@ -11,6 +11,10 @@
   and resuming a run changes none of the batches it trains on. (On one device:
   tf.distribute cannot save its iterators over several replicas, so a
   multi-GPU or multi-worker run resumes with its input reshuffled instead.)
+
+A save that fails (a full disk, a lost mount) removes what it had written of
+checkpoint N and raises ``CheckpointWriteError`` naming the checkpoint that is
+kept: the run's last complete one, from which a re-run resumes.
 """
 from __future__ import annotations
 
@@ -21,9 +25,14 @@ from typing import Callable, Iterator
 
 import tensorflow as tf
 
+from t2t_lite.errors import op_error_detail
 from t2t_lite.training.distribute import is_chief
 
 _COMPLETE_STATE = re.compile(r"ckpt-(\d+)\.index")
+
+
+class CheckpointWriteError(OSError):
+    """A checkpoint could not be written; the previous one is kept."""
 
 
 class RunCheckpoints:
@@ -77,12 +86,29 @@ class RunCheckpoints:
                             "reshuffled", step, os.path.dirname(self._input_prefix(step)))
 
     def save(self, step: int) -> None:
-        """Checkpoint ``step``: the input's position first, then the model's."""
+        """Checkpoint ``step``: the input's position first, then the model's.
+
+        On failure, whatever was written of ``step`` is removed and
+        ``CheckpointWriteError`` names the last complete checkpoint, which stays.
+        """
+        try:
+            self._write(step)
+        except (tf.errors.OpError, OSError) as error:
+            self._remove_incomplete(step)
+            detail = op_error_detail(error) if isinstance(error, tf.errors.OpError) else error
+            kept = self.latest()
+            raise CheckpointWriteError(
+                f"could not write checkpoint {step} into {self._save_dir} ({detail}); "
+                + (f"{kept} is the last complete checkpoint and is kept: make room and re-run "
+                   "the same command to resume from it" if kept else
+                   "no checkpoint of this run is complete yet: make room and re-run")) from None
+        self.saved_step = step
+
+    def _write(self, step: int) -> None:
         if self._input is not None:
             self._input.write(self._input_prefix(step))
             self._forget_old_input_states()
         self.manager.save(checkpoint_number=step)
-        self.saved_step = step
         if not self.chief:
             tf.io.gfile.rmtree(self._save_dir)
             parent = os.path.dirname(self._save_dir)
@@ -91,6 +117,24 @@ class RunCheckpoints:
                     tf.io.gfile.rmtree(parent)
             except tf.errors.NotFoundError:  # another worker removed it first
                 pass
+
+    def _remove_incomplete(self, step: int) -> None:
+        """Frees what a failed save of ``step`` left (TF's ``ckpt-N_temp/``, data
+        files without their index), unless the save got as far as being the latest."""
+        prefix = os.path.join(self._save_dir, f"ckpt-{step}")
+        if tf.train.latest_checkpoint(self._save_dir) == prefix:
+            return
+        leftovers = (tf.io.gfile.glob(prefix + "_temp") + tf.io.gfile.glob(prefix + ".*")
+                     + tf.io.gfile.glob(self._input_prefix(step) + "_temp")
+                     + tf.io.gfile.glob(self._input_prefix(step) + ".*"))
+        for path in leftovers:
+            try:
+                if tf.io.gfile.isdir(path):
+                    tf.io.gfile.rmtree(path)
+                else:
+                    tf.io.gfile.remove(path)
+            except tf.errors.OpError:  # freeing space is best effort; the error is reported
+                logging.warning("could not remove %s", path)
 
     def _input_prefix(self, step: int) -> str:
         return os.path.join(self.output_dir, "input_state", f"worker_{self.task_id}",

@@ -224,8 +224,8 @@ class Trainer:
         is saved first, so nothing since the last one is lost. The output dir is
         locked meanwhile (``OutputDirLock``): a second trainer there is refused.
         """
-        # Missing data fails here, before the output dir is touched.
-        self.experiment.problem.require_data("train", self.experiment.data_dir)
+        # Missing or corrupt data fails here, before the output dir is touched.
+        self.experiment.problem.check_data("train", self.experiment.data_dir)
         with OutputDirLock(self.experiment.output_dir) if is_chief(self.strategy) else (
                 contextlib.nullcontext()):
             return self._train()
