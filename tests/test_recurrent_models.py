@@ -10,7 +10,7 @@ from t2t_lite.decoding.beam_search import BeamSearchDecoder
 from t2t_lite.experiment import Experiment
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
-from t2t_lite.models.base import shift_right
+from t2t_lite.models.base import NoAttentionError, shift_right
 from t2t_lite.problems.algorithmic import AlgorithmicIdentityDecimal40
 from t2t_lite.training.trainer import TrainOptions, Trainer
 
@@ -143,7 +143,7 @@ def test_attention_weights_are_over_the_input_positions(name, overrides):
 
 
 def test_sutskever_model_has_no_attention_weights():
-    with pytest.raises(NotImplementedError, match="lstm_seq2seq has no attention"):
+    with pytest.raises(NoAttentionError, match="lstm_seq2seq has no attention"):
         make_model(SEQ2SEQ).attention_weights({"inputs": INPUTS, "targets": TARGETS})
 
 

@@ -36,10 +36,10 @@ def shift_right(targets: tf.Tensor) -> tf.Tensor:
     return tf.pad(targets, [[0, 0], [1, 0]], constant_values=PAD_ID)[:, :-1]
 
 
-
-class NoAttentionError(NotImplementedError):
+class NoAttentionError(TypeError):
     """Asked for the attention weights of a model that has no attention (the
-    plain LSTM encoder-decoder): a fact about the model, not a missing feature."""
+    plain LSTM encoder-decoder): a fact about the model's kind, not a missing feature."""
+
 
 class Seq2SeqModel(keras.Model, abc.ABC):
     """A Keras model mapping source ids to target logits, with incremental decoding.
