@@ -22,8 +22,8 @@ import time
 
 BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 40))
 PROBLEM = "algorithmic_reverse_binary40"
-README_HPARAMS = ("learning_rate=0.5,length_bucket_step=0,max_length=41,"
-                  "layer_prepostprocess_dropout=0.0,label_smoothing=0.0")
+README_HPARAMS = ("learning_rate=0.5,learning_rate_warmup_steps=400,length_bucket_step=0,"
+                  "max_length=41,layer_prepostprocess_dropout=0.0,label_smoothing=0.0")
 
 
 def fresh_strings(per_length: int, seed: int) -> list[str]:
