@@ -15,21 +15,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import subprocess
 import sys
 import time
 
-BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 40))
+from t2t_lite.problems.algorithmic import fresh_binary_strings, reversal_accuracy_by_length
+
 PROBLEM = "algorithmic_reverse_binary40"
 README_HPARAMS = ("learning_rate=0.5,learning_rate_warmup_steps=400,length_bucket_step=0,"
                   "max_length=41,layer_prepostprocess_dropout=0.0,label_smoothing=0.0")
-
-
-def fresh_strings(per_length: int, seed: int) -> list[str]:
-    rng = random.Random(seed)
-    return [" ".join(rng.choice("01") for _ in range(length))
-            for length in range(1, 41) for _ in range(per_length)]
 
 
 def run(command: list[str]) -> None:
@@ -55,7 +49,7 @@ def main() -> int:
          f"--train_steps={args.train_steps}", f"--data_dir={data_dir}",
          f"--output_dir={output_dir}", "--generate_data"])
     train_minutes = (time.monotonic() - started) / 60.0
-    inputs = fresh_strings(args.per_length, args.seed)
+    inputs = fresh_binary_strings(args.per_length, args.seed)
     source = os.path.join(args.root, "fresh.txt")
     decoded_path = os.path.join(args.root, "fresh.decoded")
     with open(source, "w", encoding="utf-8") as f:
@@ -64,14 +58,12 @@ def main() -> int:
          f"--decode_from_file={source}", f"--decode_to_file={decoded_path}"])
     with open(decoded_path, encoding="utf-8") as f:
         decoded = f.read().splitlines()
-    right = [d.split() == s.split()[::-1] for s, d in zip(inputs, decoded)]
-    by_bucket = {}
-    for low, high in BUCKETS:
-        rows = [ok for s, ok in zip(inputs, right) if low <= len(s.split()) <= high]
-        by_bucket[f"{low}-{high}"] = f"{sum(rows)}/{len(rows)}"
+    counts = reversal_accuracy_by_length(inputs, decoded)
+    by_bucket = {key: f"{right}/{total}" for key, (right, total) in counts.items()}
+    right = sum(right for right, _ in counts.values())
     result = {"hparams_set": args.hparams_set, "hparams": args.hparams,
               "train_steps": args.train_steps, "train_minutes": round(train_minutes, 1),
-              "accuracy": round(100.0 * sum(right) / len(right), 2), "by_length": by_bucket}
+              "accuracy": round(100.0 * right / len(inputs), 2), "by_length": by_bucket}
     print(json.dumps(result))
     print("| hparams | steps | minutes | accuracy | " + " | ".join(by_bucket) + " |")
     print(f"| `{args.hparams_set}` {args.hparams} | {args.train_steps} | {train_minutes:.1f} | "

@@ -96,3 +96,25 @@ class AlgorithmicAdditionDecimal40(AlgorithmicProblem):
     def sample(self, rng: random.Random) -> tuple[list[str], list[str]]:
         a, b = self.random_number(rng), self.random_number(rng)
         return list(str(a)) + ["+"] + list(str(b)), list(str(a + b))
+
+
+def fresh_binary_strings(per_length: int, seed: int, max_length: int = 40) -> list[str]:
+    """``per_length`` random binary strings of every length 1..``max_length``,
+    space-separated, drawn from ``seed`` (not a split's seed: past ~16 symbols
+    almost all are strings training never saw)."""
+    rng = random.Random(seed)
+    return [" ".join(rng.choice("01") for _ in range(length))
+            for length in range(1, max_length + 1) for _ in range(per_length)]
+
+
+def reversal_accuracy_by_length(inputs: list[str], outputs: list[str],
+                                bucket_width: int = 10) -> dict[str, tuple[int, int]]:
+    """(exact reversals, strings) per input-length bucket ("1-10", "11-20", ...)."""
+    counts: dict[str, tuple[int, int]] = {}
+    for source, output in zip(inputs, outputs, strict=True):
+        length = len(source.split())
+        low = (length - 1) // bucket_width * bucket_width + 1
+        key = f"{low}-{low + bucket_width - 1}"
+        right, total = counts.get(key, (0, 0))
+        counts[key] = (right + (output.split() == source.split()[::-1]), total + 1)
+    return counts

@@ -4,10 +4,13 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite import registry
+from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.decoding.decoder import decode_lines
 from t2t_lite.experiment import Experiment
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
-from t2t_lite.problems.algorithmic import AlgorithmicReverseBinary40
+from t2t_lite.problems.algorithmic import (AlgorithmicReverseBinary40, fresh_binary_strings,
+                                          reversal_accuracy_by_length)
 from t2t_lite.training.checkpoints import restore_model
 from t2t_lite.training.trainer import TrainOptions, Trainer
 
@@ -151,14 +154,21 @@ def test_resume_continues_from_checkpoint(data_dir, tmp_path):
 
 
 def test_tiny_transformer_learns_to_reverse(data_dir, tmp_path):
-    """The spine's acceptance test: >= 95% sequence accuracy on dev.
+    """The spine's acceptance test: >= 99% sequence accuracy on dev, then fresh
+    random strings reversed with beam search as a user would decode them.
 
     Batches mix lengths (length_bucket_step=0): reversal needs the input's
     length, and length-bucketed batches took several times more steps to learn
-    it. Evaluates every 100 steps from step 1000 and stops at 95%, within 4000.
+    it. Evaluates every 100 steps from step 1000 and stops at 99%, within 4000
+    (learning rate 0.3: at 0.5 dev accuracy swung between 60% and 97% for 2,000 steps).
+    Teacher-forced accuracy does not show the failures users see (a symbol
+    dropped or repeated inside a run of equal symbols, on long strings), so
+    the model then decodes strings of every length 1..40 with beam 4, and each
+    length bucket must be reversed exactly at least 95% of the time (the main
+    job's own figure, 99% of every bucket, is benchmarks/reverse_main_job.py's).
     """
     hparams = transformer_tiny().parse(
-        "layer_prepostprocess_dropout=0.0,label_smoothing=0.0,learning_rate=0.5,"
+        "layer_prepostprocess_dropout=0.0,label_smoothing=0.0,learning_rate=0.3,"
         "learning_rate_warmup_steps=400,batch_size=1024,length_bucket_step=0,max_length=41")
     trainer = make_trainer(data_dir, tmp_path, hparams, save_checkpoints_steps=100000,
                            save_checkpoints_minutes=1000, log_every_steps=250)
@@ -166,6 +176,15 @@ def test_tiny_transformer_learns_to_reverse(data_dir, tmp_path):
     for steps in [1000] + list(range(1100, 4001, 100)):
         trainer.options.train_steps = steps
         accuracy = trainer.train()["sequence_accuracy"]
-        if accuracy >= 0.95:
+        print("step", trainer.step, "dev sequence accuracy", accuracy)
+        if accuracy >= 0.99:
             break
-    assert accuracy >= 0.95, (trainer.step, accuracy)
+    assert accuracy >= 0.99, (trainer.step, accuracy)
+    inputs = fresh_binary_strings(per_length=3, seed=2026)
+    encoder = trainer.experiment.problem.feature_encoders(data_dir)["inputs"]
+    outputs = decode_lines(inputs, encoder, BeamSearchDecoder(trainer.model, 4, 0.6),
+                           batch_size=40, extra_length=5)
+    by_length = reversal_accuracy_by_length(inputs, outputs)
+    print("exact reversals by length, beam 4:", by_length)
+    assert list(by_length) == ["1-10", "11-20", "21-30", "31-40"]
+    assert all(right >= 0.95 * total for right, total in by_length.values()), by_length
