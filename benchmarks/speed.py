@@ -10,14 +10,20 @@ compared as ratios:
 
 Weights are random. Training runs the trainer's own optimizer step (label
 smoothing, Adam, dropout 0.1) on a fixed random batch; decoding runs the
-decoder's compiled beam search with EOS suppressed so every output has exactly
-``--out_len`` tokens.
+decoder's compiled beam search (``--beam 1``: greedy) with EOS suppressed so
+every output has exactly ``--out_len`` tokens. As peers.py does, the JSON's
+``peak_rss_mb`` is the process's peak resident memory (time one part with
+``--only`` to get that part's); ``--memory_steps N`` also trains N steps and
+reports the resident memory after the first 100 and after all N (a leak shows
+as growth). ``decode_traces`` counts the beam search's traces: one for every
+batch shape.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
 import tempfile
 import time
 
@@ -60,6 +66,13 @@ def best_of(fn, repeats: int) -> float:
     return min(times)
 
 
+def resident_mb() -> float:
+    """This process's resident memory now (Linux), in MiB."""
+    with open("/proc/self/statm") as statm:
+        pages = int(statm.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+
+
 def random_ids(rng: np.random.Generator, vocab: int, batch: int, length: int) -> tf.Tensor:
     return tf.constant(rng.integers(2, vocab, (batch, length)), tf.int32)
 
@@ -78,13 +91,20 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--only", default="train,beam")
     p.add_argument("--hparams", default="", help="overrides of transformer_SHAPE")
+    p.add_argument("--memory_steps", type=int, default=0,
+                   help="train this many steps more, reporting resident memory (0: skip)")
+    p.add_argument("--intra_op_parallelism_threads", type=int, default=0,
+                   help="TensorFlow's per-op threads (0: one per core, as the peers use)")
     args = p.parse_args()
+    if args.intra_op_parallelism_threads:
+        tf.config.threading.set_intra_op_parallelism_threads(args.intra_op_parallelism_threads)
     registry.load_builtins()
     only = set(args.only.split(","))
     rng = np.random.default_rng(0)
     hparams = registry.hparams_sets[f"transformer_{args.shape}"]()
     hparams.parse(args.hparams)
-    result = {"shape": args.shape, "threads": os.cpu_count(), "hparams": args.hparams}
+    result = {"shape": args.shape, "hparams": args.hparams,
+              "threads": args.intra_op_parallelism_threads or os.cpu_count()}
     with tempfile.TemporaryDirectory() as output_dir:
         experiment = Experiment(RandomTokens(args.vocab), "transformer",
                                 f"transformer_{args.shape}", hparams, "", output_dir)
@@ -101,14 +121,25 @@ def main() -> None:
                 "tgt_tokens_per_s": args.batch * args.tgt_len / seconds,
                 "src_plus_tgt_tokens_per_s": args.batch * (args.src_len + args.tgt_len) / seconds,
                 "step_s": seconds}
+            if args.memory_steps:
+                trainer.train_on(dataset, 100)
+                after_100 = resident_mb()
+                trainer.train_on(dataset, max(args.memory_steps - 100, 0))
+                result["train"]["resident_mb"] = {"after_100_steps": after_100,
+                                                  f"after_{args.memory_steps}_steps":
+                                                  resident_mb()}
         if "beam" in only:
-            search = BeamSearchDecoder(model, args.beam, 0.6, allow_eos=False)
+            search = BeamSearchDecoder(model, args.beam, 0.6, allow_eos=False,
+                                       jit_compile=hparams.xla)
             inputs = random_ids(rng, args.vocab, args.decode_batch, args.src_len)
             ids, _ = search(inputs, args.out_len)
             assert ids.shape[-1] == args.out_len, ids.shape
             seconds = best_of(lambda: search(inputs, args.out_len)[0].numpy(), 2)
+            search(inputs[:args.decode_batch // 2, :args.src_len // 2], args.out_len // 2)
             result["beam"] = {"out_tokens_per_s": args.decode_batch * args.out_len / seconds,
-                              "batch_s": seconds}
+                              "batch_s": seconds, "beam": args.beam, "out_len": args.out_len,
+                              "decode_traces": search._search.experimental_get_tracing_count()}
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
 
 

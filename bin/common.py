@@ -20,6 +20,12 @@ class CommandParser(argparse.ArgumentParser):
         self.add_argument("--verbosity", type=int, default=0, choices=(0, 1, 2),
                           help="0: t2t-lite's own messages; 1: also TensorFlow's start-up "
                                "messages (device probing) and warnings; 2: all of TensorFlow's")
+        # tensor2tensor's names for TensorFlow's two thread pools.
+        self.add_argument("--intra_op_parallelism_threads", type=int, default=0,
+                          help="threads one op (a matmul) may use; 0: TensorFlow's choice, "
+                               "one per core")
+        self.add_argument("--inter_op_parallelism_threads", type=int, default=0,
+                          help="ops that may run at once; 0: TensorFlow's choice")
 
     def error(self, message: str) -> None:
         print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
@@ -27,7 +33,11 @@ class CommandParser(argparse.ArgumentParser):
 
     def parse_args(self, args=None, namespace=None) -> argparse.Namespace:
         parsed = super().parse_args(args, namespace)
+        if min(parsed.intra_op_parallelism_threads, parsed.inter_op_parallelism_threads) < 0:
+            self.error("--intra_op_parallelism_threads and --inter_op_parallelism_threads "
+                       "must be >= 0")
         start_tensorflow(parsed.verbosity)
+        set_threads(parsed.intra_op_parallelism_threads, parsed.inter_op_parallelism_threads)
         return parsed
 
 
@@ -55,6 +65,21 @@ def start_tensorflow(verbosity: int) -> None:
         os.dup2(saved, 2)
         os.close(saved)
         os.close(devnull)
+
+
+def set_threads(intra_op: int, inter_op: int) -> None:
+    """Sizes TensorFlow's thread pools (0 leaves one as TensorFlow chooses). Only
+    before TensorFlow runs its first op: in-process callers (tests) that already
+    ran one keep the pools they have."""
+    import tensorflow as tf
+    for size, setter in ((intra_op, tf.config.threading.set_intra_op_parallelism_threads),
+                         (inter_op, tf.config.threading.set_inter_op_parallelism_threads)):
+        if size:
+            try:
+                setter(size)
+            except RuntimeError:  # the context is already initialized
+                logging.warning("TensorFlow is running already: its thread pools keep "
+                                "their size")
 
 
 class _Refused(argparse.Action):

@@ -79,7 +79,8 @@ def decode(argv: Sequence[str] | None) -> int:
         print(f"scored {len(scores)} lines of {args.score_file} to {output_path}")
         return 0
     search = BeamSearchDecoder(model, hparams.beam_size, hparams.alpha,
-                               constraint=problem.decode_constraint(experiment.data_dir))
+                               constraint=problem.decode_constraint(experiment.data_dir),
+                               jit_compile=experiment.hparams.xla)
     if args.decode_interactive:
         decoder.decode_interactive(search_fn=search, hparams=hparams,
                                    postprocess=problem.postprocess_decode, **codecs)
@@ -89,8 +90,11 @@ def decode(argv: Sequence[str] | None) -> int:
     outputs, references = decoder.decode_from_file(
         args.decode_from_file, output_path, search_fn=search, hparams=hparams,
         postprocess=problem.postprocess_decode, reference_path=args.decode_reference, **codecs)
+    seconds = time.perf_counter() - started
+    compiled = f", {len(search.shapes_seen)} XLA programs" if search.jit_compile else ""
     print(f"decoded {len(outputs)} lines of {args.decode_from_file} to {output_path} "
-          f"in {time.perf_counter() - started:.1f} s")
+          f"in {seconds:.1f} s ({len(outputs) / seconds:.1f} lines/s; "
+          f"{search.traces} trace{'s' if search.traces != 1 else ''}{compiled})")
     if references is not None:
         print("\n".join(score_decodes(problem, outputs, references)))
     return 0

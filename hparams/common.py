@@ -17,6 +17,10 @@ optimizer       optimizer ("adam", "sgd" or "adadelta"), optimizer_adam_beta1 /
                 this global norm when it is larger; 0 = off)
 faults          skip_nonfinite_steps (a step whose loss or gradient is NaN or Inf is
                 skipped, the weights untouched, instead of stopping the run)
+speed           dtype ("float32"; "mixed_bfloat16" or "mixed_float16": Keras
+                mixed precision, float32 variables, softmax, layer norm and
+                loss; see t2t_lite/precision.py), xla (compile the training
+                step with XLA, one program per batch shape; one replica)
 learning rate   learning_rate (the rate, or a scale on rsqrt_decay),
                 learning_rate_schedule ("rsqrt_decay": the Transformer's
                 d_model^-0.5 * min(step^-0.5, step * warmup^-1.5), with
@@ -51,4 +55,6 @@ def basic_params() -> HParams:
         learning_rate_decay_start_step=0,
         learning_rate_decay_steps=1,
         learning_rate_decay_rate=1.0,
+        dtype="float32",
+        xla=False,
     )

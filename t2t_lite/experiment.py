@@ -19,6 +19,7 @@ from typing import Any
 from t2t_lite import registry
 from t2t_lite.data.problem import Problem
 from t2t_lite.hparam import HParams
+from t2t_lite.precision import dtype_policy
 
 HPARAMS_FILE = "hparams.json"
 
@@ -45,7 +46,9 @@ class Experiment:
         return self.problem.vocab_size(self.data_dir)
 
     def build_model(self):
-        return self.model_cls(self.hparams, self.vocab_size())
+        """The model, its layers under the Keras dtype policy of hparam ``dtype``."""
+        with dtype_policy(self.hparams.dtype):
+            return self.model_cls(self.hparams, self.vocab_size())
 
     def record(self) -> dict[str, Any]:
         return {"problem": self.problem.name, "model": self.model_name,

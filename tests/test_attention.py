@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from t2t_lite.models.base import decode_loop_shapes
 from t2t_lite.layers.attention import (MASK_VALUE, CrossAttention, SelfAttention, causal_bias,
                                        padding_bias)
 
@@ -115,24 +116,24 @@ def test_cached_decoding_matches_causal_attention_in_tf_function():
     x = random_inputs(3, 5, HIDDEN)
     expected = layer(x, causal_bias(tf.constant(5))).numpy()
 
-    @tf.function(input_signature=[tf.TensorSpec([None, None, HIDDEN], tf.float32),
-                                  tf.TensorSpec([], tf.int32)])
-    def decode(x, max_length):
+    @tf.function(input_signature=[tf.TensorSpec([None, None, HIDDEN], tf.float32)])
+    def decode(x):
         length = tf.shape(x)[1]
-        cache = layer.empty_cache(tf.shape(x)[0], max_length, tf.float32)
+        cache = layer.empty_cache(tf.shape(x)[0], tf.float32)
         outputs = tf.TensorArray(tf.float32, size=length)
 
         def body(step, cache, outputs):
-            out, cache = layer.decode_step(x[:, step:step + 1], step, cache)
+            out, cache = layer.decode_step(x[:, step:step + 1], cache)
             return step + 1, cache, outputs.write(step, out[:, 0])
 
-        _, cache, outputs = tf.while_loop(lambda step, *_: step < length, body,
-                                          [tf.constant(0), cache, outputs])
+        loop_vars = [tf.constant(0), cache, outputs]
+        _, cache, outputs = tf.while_loop(lambda step, *_: step < length, body, loop_vars,
+                                          shape_invariants=decode_loop_shapes(loop_vars))
         return tf.transpose(outputs.stack(), [1, 0, 2]), cache
 
-    got, cache = decode(x, tf.constant(7))
+    got, cache = decode(x)
     np.testing.assert_allclose(got.numpy(), expected, atol=1e-5)
-    assert cache["keys"].shape == (3, HEADS, 7, 2)
+    assert cache["keys"].shape == (3, HEADS, 5, 2)  # one position per step decoded
     # Positions never decoded stay zero.
     np.testing.assert_array_equal(cache["values"].numpy()[:, :, 5:], 0.0)
 

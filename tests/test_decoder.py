@@ -141,7 +141,8 @@ def test_decode_hparams_layers_library_problem_and_user_settings():
     library = decode_hparams()
     assert library.values() == {"beam_size": 4, "alpha": 0.6, "extra_length": 50,
                                 "batch_size": 32, "return_beams": False,
-                                "write_beam_scores": False, "max_input_length": 0}
+                                "write_beam_scores": False, "max_input_length": 0,
+                                "length_bucket": 16}
     parsing = {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
     hparams = decode_hparams("alpha=1.0,return_beams=true", parsing)
     assert (hparams.beam_size, hparams.alpha, hparams.extra_length, hparams.return_beams) == (
@@ -169,3 +170,17 @@ def test_beam_search_decoder_works_as_search_fn_and_traces_once():
     assert len(forward) == len(lines) and forward[1] == ""
     assert forward == backward[::-1]  # same batches, outputs put back in input order
     assert model.encode_calls == 1
+
+
+def test_length_bucket_pads_batches_to_few_shapes_and_changes_no_output():
+    lines = ["a", "abc", "abcdefghij", "ab", "x y"]
+    plain = decode_lines(lines, ENCODER, ReversingSearch(), batch_size=2, extra_length=5)
+    search = ReversingSearch()
+    bucketed = decode_lines(lines, ENCODER, search, batch_size=2, extra_length=5,
+                            length_bucket=8)
+    assert bucketed == plain
+    shapes = [(inputs.shape, max_decode_length) for inputs, max_decode_length in search.calls]
+    # 11 tokens -> 16; 4 and 4 -> 8; the last batch of one line is filled to two rows.
+    assert shapes == [((2, 16), 21), ((2, 8), 13), ((2, 8), 13)]
+    filler = search.calls[-1][0][1]
+    assert filler.tolist() == [EOS_ID] + [0] * 7

@@ -3,6 +3,8 @@ names the t2t-lite way (the README's table, "Coming from tensor2tensor")."""
 import json
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -13,7 +15,8 @@ from t2t_lite.training.loop_state import EarlyStopping
 README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
 TRAINER_FLAGS = ["--schedule", "--worker_gpu", "--eval_steps", "--local_eval_frequency",
                  "--random_seed", "--save_checkpoints_secs", "--keep_checkpoint_every_n_hours",
-                 "--eval_early_stopping_steps", "--export_saved_model"]
+                 "--eval_early_stopping_steps", "--export_saved_model",
+                 "--intra_op_parallelism_threads", "--inter_op_parallelism_threads"]
 DECODER_FLAGS = ["--decode_shards", "--score_file", "--decode_in_memory"]
 
 
@@ -61,6 +64,20 @@ def test_values_that_ask_for_what_t2t_lite_does_pass():
                                      "--worker_replicas=1"])
     with pytest.raises(ValueError, match="--use_tpu is not a t2t-lite flag"):
         t2t_trainer.parser().parse_args(["--use_tpu"])
+
+
+def test_thread_pool_flags_size_tensorflows_pools(capsys):
+    script = ("from t2t_lite.bin.common import CommandParser\n"
+              "CommandParser(prog='t2t-x').parse_args(['--intra_op_parallelism_threads=1',"
+              " '--inter_op_parallelism_threads=3'])\n"
+              "import tensorflow as tf\n"
+              "print(tf.config.threading.get_intra_op_parallelism_threads(),"
+              " tf.config.threading.get_inter_op_parallelism_threads())\n")
+    shown = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert shown.stdout.split() == ["1", "3"], shown.stderr
+    with pytest.raises(SystemExit):
+        t2t_trainer.parser().parse_args(["--intra_op_parallelism_threads=-2"])
+    assert "must be >= 0" in capsys.readouterr().err
 
 
 def test_an_unknown_flag_is_one_line_not_a_usage_dump(capsys):

@@ -153,6 +153,24 @@ def test_resume_continues_from_checkpoint(data_dir, tmp_path):
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-5")
 
 
+def test_training_traces_once_per_batch_shape_at_most(data_dir, tmp_path):
+    """The regression guard for training speed (not a timing): the trainer's own
+    length-bucketed batches, of several shapes, reuse the step's graph."""
+    trainer = make_trainer(data_dir, tmp_path,
+                           tiny_hparams("batch_size=256,length_bucket_step=1.5"))
+    traces, replica_step = [], trainer._replica_step
+
+    def counted(batches):
+        traces.append(1)  # Python runs only while tracing
+        return replica_step(batches)
+    trainer._replica_step = counted
+    batches = trainer._batches("train", training=True).take(12)
+    shapes = {tuple(batch["targets"].shape) for batch in batches}
+    assert len(shapes) > 2
+    trainer.train_on(batches, 12)
+    assert trainer.step == 12 and len(traces) == 1
+
+
 def test_tiny_transformer_learns_to_reverse(data_dir, tmp_path):
     """The spine's acceptance test: >= 99% sequence accuracy on dev, then fresh
     random strings reversed with beam search as a user would decode them.

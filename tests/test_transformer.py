@@ -6,10 +6,12 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite import registry
+from t2t_lite.data.encoders import TokenTextEncoder
 from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.decoding.decoder import decode_lines
 from t2t_lite.hparams.transformer import transformer_base, transformer_big, transformer_tiny
 from t2t_lite.layers.embedding import sinusoid_position_encoding
-from t2t_lite.models.base import Seq2SeqModel, shift_right
+from t2t_lite.models.base import Seq2SeqModel, decode_loop_shapes, shift_right
 from t2t_lite.models.transformer import Transformer
 
 VOCAB = 20
@@ -61,7 +63,6 @@ def greedy_teacher_forced(model: Transformer, inputs: tf.Tensor, targets: tf.Ten
                           max_decode_length: tf.Tensor) -> tf.Tensor:
     """Feeds targets one step at a time through decode_step; logits [B, T, V]."""
     state = model.initial_decode_state(model.encode(inputs), max_decode_length)
-    initial_shapes = {key: value.shape for key, value in state.items()}
     previous = shift_right(targets)
     length = tf.shape(targets)[1]
     outputs = tf.TensorArray(tf.float32, size=length)
@@ -70,19 +71,21 @@ def greedy_teacher_forced(model: Transformer, inputs: tf.Tensor, targets: tf.Ten
         step_logits, state = model.decode_step(previous[:, step], step, state)
         return step + 1, state, outputs.write(step, step_logits)
 
-    _, state, outputs = tf.while_loop(lambda step, *_: step < length, body,
-                                      [tf.constant(0), state, outputs])
-    assert {key: value.shape for key, value in state.items()} == initial_shapes
+    loop_vars = [tf.constant(0), state, outputs]
+    _, state, outputs = tf.while_loop(lambda step, *_: step < length, body, loop_vars,
+                                      shape_invariants=decode_loop_shapes(loop_vars))
     return tf.transpose(outputs.stack(), [1, 0, 2])
 
 
 # tf.function tracing is the slow part: trace two of the four configurations.
-@pytest.mark.parametrize("normalize_before, position_embedding, in_tf_function", [
-    (False, "timing", True), (True, "learned", True),
-    (True, "timing", False), (False, "learned", False)])
+@pytest.mark.parametrize("normalize_before, position_embedding, in_tf_function, xla", [
+    (False, "timing", True, False), (True, "learned", True, True),
+    (True, "timing", False, True), (False, "learned", False, False)])
 def test_incremental_decoding_matches_full_forward(normalize_before, position_embedding,
-                                                   in_tf_function):
-    model = tiny_model(normalize_before=normalize_before, position_embedding=position_embedding)
+                                                   in_tf_function, xla):
+    """xla: the fixed-size caches written in place, instead of caches that grow."""
+    model = tiny_model(normalize_before=normalize_before, position_embedding=position_embedding,
+                       xla=xla)
     expected = logits(model, INPUTS, TARGETS)
     eager = greedy_teacher_forced(model, INPUTS, TARGETS, tf.constant(5))
     np.testing.assert_allclose(eager.numpy(), expected, atol=1e-4)
@@ -96,16 +99,36 @@ def test_incremental_decoding_matches_full_forward(normalize_before, position_em
                                atol=1e-4)
 
 
-def test_decode_state_has_batch_leading_dim_and_fixed_caches():
+def test_decode_state_has_batch_leading_dim_growing_caches_and_a_fixed_memory():
     model = tiny_model()
     state = model.initial_decode_state(model.encode(INPUTS), tf.constant(6))
     assert all(value.shape[0] == 2 for value in state.values())
-    assert state["decoder_0/keys"].shape == (2, 2, 6, 8)
+    assert state["decoder_0/keys"].shape == (2, 2, 0, 8)  # empty: grows a position a step
     assert state["decoder_1/memory_values"].shape == (2, 2, 4, 8)
-    # Beam search reorders the state with tf.gather on axis 0.
-    reordered = {key: tf.gather(value, [1, 1]) for key, value in state.items()}
-    step_logits, _ = model.decode_step(tf.constant([0, 0]), tf.constant(0), reordered)
-    np.testing.assert_allclose(step_logits[0], step_logits[1], atol=1e-6)
+    fixed = model.fixed_decode_state_keys()
+    assert fixed == {"encoder_padding", "decoder_0/memory_keys", "decoder_0/memory_values",
+                     "decoder_1/memory_keys", "decoder_1/memory_values"}
+    _, new_state = model.decode_step(tf.constant([0, 0]), tf.constant(0), state)
+    assert new_state["decoder_0/values"].shape == (2, 2, 1, 8)
+    for key in fixed:  # decode_step leaves the fixed part as it was
+        assert new_state[key] is state[key]
+
+
+def test_beams_of_one_input_reorder_all_but_the_fixed_state():
+    """What beam search does: gather the changing state along axis 0 within the
+    beams of an input, and leave the fixed part (one per input) in place."""
+    model = tiny_model()
+    fixed = model.fixed_decode_state_keys()
+    beams = tf.repeat(INPUTS[:1], 2, axis=0)
+    state = model.initial_decode_state(model.encode(beams), tf.constant(6))
+    for step, ids in enumerate(([0, 0], [5, 7])):  # two beams with different histories
+        _, state = model.decode_step(tf.constant(ids), tf.constant(step), state)
+    logits, _ = model.decode_step(tf.constant([3, 4]), tf.constant(2), state)
+    swapped = {key: value if key in fixed else tf.gather(value, [1, 0])
+               for key, value in state.items()}
+    swapped_logits, _ = model.decode_step(tf.constant([4, 3]), tf.constant(2), swapped)
+    np.testing.assert_allclose(swapped_logits.numpy()[::-1], logits.numpy(), atol=1e-5)
+    assert not np.allclose(logits[0], logits[1], atol=1e-3)  # the histories matter
 
 
 def test_shared_embedding_is_one_scaled_variable_reused_for_softmax():
@@ -220,3 +243,45 @@ def test_attention_weights_are_softmaxes_that_respect_padding_and_causality():
     # Asking for the weights changes nothing else.
     np.testing.assert_array_equal(model(features).numpy(),
                                   model._teacher_forced(features, False, []).numpy())
+
+
+def test_beam_search_traces_once_and_keeps_batch_items_apart():
+    """The regression guard for decoding speed (not a timing): batches of other sizes
+    and lengths reuse one graph, and an item decodes as it does alone."""
+    model = tiny_model()
+    decoder = BeamSearchDecoder(model, beam_size=3, alpha=0.6)
+    together_ids, together_scores = decoder(INPUTS, 7)
+    decoder(tf.constant([[3, 4, 5, 6, 7, 8], [6, 7, 0, 0, 0, 0], [5, 0, 0, 0, 0, 0]]), 9)
+    for row, length in ((0, 3), (1, 2)):
+        ids, scores = decoder(INPUTS[row:row + 1, :length], 7)
+        np.testing.assert_allclose(scores[0], together_scores[row], atol=1e-5)
+        steps = ids.shape[-1]
+        np.testing.assert_array_equal(ids[0], together_ids[row, :, :steps])
+        assert not np.any(together_ids[row, :, steps:])  # PAD after every item's end
+    assert decoder._search.experimental_get_tracing_count() == 1
+
+
+def test_xla_compiled_beam_search_equals_the_graph_one():
+    model = tiny_model(xla=True)
+    plain_ids, plain_scores = BeamSearchDecoder(model, beam_size=3)(INPUTS, 7)
+    compiled = BeamSearchDecoder(model, beam_size=3, jit_compile=True)
+    ids, scores = compiled(INPUTS, 7)
+    np.testing.assert_array_equal(ids, plain_ids)
+    np.testing.assert_allclose(scores, plain_scores, atol=1e-4)
+
+
+def test_xla_decode_of_lines_compiles_one_program_per_length_bucket():
+    """t2t-decoder's XLA path: padded to length buckets, one program per bucket, the
+    same outputs as the graph search on the same padded batches."""
+    model = tiny_model(xla=True, max_length=32)
+    words = [f"w{i}" for i in range(VOCAB - 3)]  # + PAD, EOS and <UNK>
+    encoder = TokenTextEncoder(words)
+    lines = [" ".join(words[:n]) for n in (1, 2, 3, 9, 10, 11)]
+    compiled = BeamSearchDecoder(model, beam_size=2, jit_compile=True)
+    options = {"batch_size": 2, "extra_length": 3, "length_bucket": 8}
+    outputs = decode_lines(lines, encoder, compiled, **options)
+    assert outputs == decode_lines(lines, encoder, BeamSearchDecoder(model, beam_size=2),
+                                   **options)
+    assert compiled.traces == 1
+    # Longest first: (12, 11) and (10, 4) tokens pad to 16, (3, 2) to 8.
+    assert sorted(compiled.shapes_seen) == [(2, 8, 11), (2, 16, 19)]

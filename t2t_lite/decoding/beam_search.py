@@ -16,10 +16,11 @@ scored with the same length penalty at the decoded length; unused beam slots
 score ``-inf``. The id axis is as long as the number of steps run, at most
 ``max_decode_length``.
 
-All loops are ``tf.while_loop``s over fixed-shape tensors: the model's decode
-state (e.g. a key/value cache sized by ``max_decode_length``) keeps its shape
-and is reordered each step with ``tf.gather`` on its leading ``batch * beam``
-axis. ``BeamSearchDecoder`` is the compiled entry point that traces once for
+All loops are ``tf.while_loop``s: the model's decode state keeps its shape
+(but for caches that grow a position a step) and is reordered each step with
+``tf.gather`` on its leading ``batch * beam`` axis, all but the part the model
+declares fixed (the encoder output's keys and values), which is read from
+outside the loop and never copied. ``BeamSearchDecoder`` is the compiled entry point that traces once for
 all batch sizes, input lengths and decode lengths.
 
 An optional ``constraint`` (``t2t_lite.decoding.constraints``) turns each
@@ -36,6 +37,7 @@ import tensorflow as tf
 
 from t2t_lite.data.encoders import EOS_ID, PAD_ID
 from t2t_lite.decoding.constraints import DecodeConstraint
+from t2t_lite.models.base import decode_loop_shapes
 
 NEG_INF = float("-inf")
 
@@ -83,28 +85,34 @@ def _write_at(seq: tf.Tensor, position: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
     return tf.where(at_position, ids[..., None], seq)
 
 
-def _open_batch_axis(loop_vars: list) -> list:
-    """Loop-variable shapes with the leading (batch) axis unknown.
+def _split_state(model: Any, state: dict) -> tuple[dict, dict]:
+    """(fixed, changing) parts of a decode state: the fixed part (the model's
+    ``fixed_decode_state_keys``, e.g. the encoder output's keys and values) is
+    the same for every beam of one input, so the loops read it from outside
+    instead of carrying, copying and reordering it every step."""
+    fixed_keys = model.fixed_decode_state_keys()
+    return ({key: value for key, value in state.items() if key in fixed_keys},
+            {key: value for key, value in state.items() if key not in fixed_keys})
 
-    Models often rebuild tensors with ``tf.shape``, which drops a static batch
-    size that the loop's initial values may have; every other axis must keep
-    its shape across steps.
-    """
-    return tf.nest.map_structure(
-        lambda t: tf.TensorShape([None]).concatenate(t.shape[1:]) if t.shape.rank else t.shape,
-        loop_vars)
+
+def _step(model: Any, ids: tf.Tensor, step: tf.Tensor, fixed: dict,
+          changing: dict) -> tuple[tf.Tensor, dict]:
+    """``model.decode_step`` on the whole state -> (logits, the changing part)."""
+    logits, state = model.decode_step(ids, step, {**fixed, **changing})
+    return logits, {key: state[key] for key in changing}
 
 
 def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
                  eos_id: int, allow_eos: bool, constraint: DecodeConstraint | None = None
-                 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-    """Argmax decoding -> (ids [B, steps], log_probs [B], lengths [B] incl. EOS)."""
+                 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
+    """Argmax decoding -> (ids [B, max_decode_length], log_probs [B], lengths [B]
+    incl. EOS, the number of steps run: ids past it are PAD)."""
     constraint = _resolve_constraint(constraint, allow_eos)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
     batch = tf.shape(inputs)[0]
-    state = model.initial_decode_state(model.encode(inputs, training=False),
-                                       max_decode_length)
+    fixed, state = _split_state(model, model.initial_decode_state(
+        model.encode(inputs, training=False), max_decode_length))
     constraint_state = constraint.initial_state(inputs, 1, max_decode_length)
 
     def not_done(step, ids, prev_ids, finished, log_prob, lengths, state, constraint_state):
@@ -112,7 +120,7 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
                               tf.logical_not(tf.reduce_all(finished)))
 
     def one_step(step, ids, prev_ids, finished, log_prob, lengths, state, constraint_state):
-        logits, state = model.decode_step(prev_ids, step, state)
+        logits, state = _step(model, prev_ids, step, fixed, state)
         step_log_probs = constraint.constrain(constraint_state,
                                               _log_probs(logits, eos_id, allow_eos))
         next_ids = tf.argmax(step_log_probs, axis=-1, output_type=tf.int32)
@@ -129,8 +137,8 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
                  tf.zeros([batch], tf.float32), tf.zeros([batch], tf.int32), state,
                  constraint_state]
     steps, ids, _, _, log_prob, lengths, _, _ = tf.while_loop(
-        not_done, one_step, loop_vars, shape_invariants=_open_batch_axis(loop_vars))
-    return ids[:, :steps], log_prob, lengths
+        not_done, one_step, loop_vars, shape_invariants=decode_loop_shapes(loop_vars))
+    return ids, log_prob, lengths, steps
 
 
 @tf.function(reduce_retracing=True)
@@ -141,8 +149,9 @@ def greedy_search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
 
     Stops once every item has produced EOS; ids keep the EOS and are PAD after it.
     """
-    ids, _, _ = _greedy_loop(model, inputs, max_decode_length, eos_id, allow_eos, constraint)
-    return ids
+    ids, _, _, steps = _greedy_loop(model, inputs, max_decode_length, eos_id, allow_eos,
+                                    constraint)
+    return ids[:, :steps]
 
 
 def _search_is_settled(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: float,
@@ -166,8 +175,10 @@ def _search_is_settled(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: flo
 
 def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                max_decode_length: tf.Tensor, eos_id: int, allow_eos: bool,
-               constraint: DecodeConstraint | None = None) -> tuple[tf.Tensor, tf.Tensor]:
-    """The alive/finished beam search; see the module docstring."""
+               constraint: DecodeConstraint | None = None
+               ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """The alive/finished beam search (see the module docstring) -> (ids [B, beam,
+    max_decode_length], scores [B, beam], the number of steps run: ids past it are PAD)."""
     constraint = _resolve_constraint(constraint, allow_eos)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
@@ -175,7 +186,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     # Item-major tiling: row b * beam_size + k is beam k of item b.
     encoded = tf.nest.map_structure(lambda t: tf.repeat(t, beam_size, axis=0),
                                     model.encode(inputs, training=False))
-    state = model.initial_decode_state(encoded, max_decode_length)
+    fixed, state = _split_state(model, model.initial_decode_state(encoded, max_decode_length))
     constraint_state = constraint.initial_state(inputs, beam_size, max_decode_length)
     row_offsets = tf.range(batch)[:, None] * beam_size
 
@@ -190,7 +201,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                  finished_flags, state, constraint_state):
         prev_ids = tf.where(step > 0, tf.gather(alive_seq, tf.maximum(step - 1, 0), axis=2),
                             PAD_ID)
-        logits, state = model.decode_step(tf.reshape(prev_ids, [-1]), step, state)
+        logits, state = _step(model, tf.reshape(prev_ids, [-1]), step, fixed, state)
         step_log_probs = constraint.constrain(constraint_state,
                                               _log_probs(logits, eos_id, allow_eos))
         vocab_size = tf.shape(step_log_probs)[-1]
@@ -237,13 +248,27 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                  state, constraint_state]
     steps, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, _, _ = (
         tf.while_loop(not_settled, one_step, loop_vars,
-                      shape_invariants=_open_batch_axis(loop_vars)))
+                      shape_invariants=decode_loop_shapes(loop_vars)))
 
     has_finished = tf.reduce_any(finished_flags, axis=1)
     alive_scores = alive_log_probs / _length_penalty(steps, alpha)
-    ids = tf.where(has_finished[:, None, None], finished_seq, alive_seq)[:, :, :steps]
+    ids = tf.where(has_finished[:, None, None], finished_seq, alive_seq)
     scores = tf.where(has_finished[:, None], finished_scores, alive_scores)
-    return ids, scores
+    return ids, scores, steps
+
+
+def _search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
+            max_decode_length: tf.Tensor, eos_id: int, allow_eos: bool,
+            constraint: DecodeConstraint | None) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """Beam search, or greedy for one beam -> (ids [B, beam, max_decode_length],
+    scores [B, beam], steps run). Fixed shapes throughout (XLA can compile it);
+    the callers cut ids to the steps run."""
+    if beam_size == 1:
+        ids, log_prob, lengths, steps = _greedy_loop(model, inputs, max_decode_length, eos_id,
+                                                     allow_eos, constraint)
+        return ids[:, None, :], (log_prob / _length_penalty(lengths, alpha))[:, None], steps
+    return _beam_loop(model, inputs, beam_size, alpha, max_decode_length, eos_id, allow_eos,
+                      constraint)
 
 
 @tf.function(reduce_retracing=True)
@@ -262,12 +287,9 @@ def beam_search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     one means to users. Its score is the greedy log-prob with the same length
     penalty.
     """
-    if beam_size == 1:
-        ids, log_prob, lengths = _greedy_loop(model, inputs, max_decode_length, eos_id,
-                                              allow_eos, constraint)
-        return ids[:, None, :], (log_prob / _length_penalty(lengths, alpha))[:, None]
-    return _beam_loop(model, inputs, beam_size, alpha, max_decode_length, eos_id, allow_eos,
-                      constraint)
+    ids, scores, steps = _search(model, inputs, beam_size, alpha, max_decode_length, eos_id,
+                                 allow_eos, constraint)
+    return ids[:, :, :steps], scores
 
 
 class BeamSearchDecoder:
@@ -278,11 +300,16 @@ class BeamSearchDecoder:
     a file batch by batch does not retrace. ``decoder(inputs, max_decode_length)``
     returns ``beam_search``'s (ids, scores). ``constraint`` (e.g. a problem's
     ``decode_constraint``) masks the tokens each hypothesis may produce.
+
+    ``jit_compile`` compiles the search with XLA: still one trace, but one XLA
+    program per input shape and decode length, so it pays on fixed (padded)
+    shapes only; the model's decode state must keep its shapes (the
+    Transformer's does with hparam ``xla=true``).
     """
 
     def __init__(self, model: Any, beam_size: int = 4, alpha: float = 0.6,
                  eos_id: int = EOS_ID, allow_eos: bool = True,
-                 constraint: DecodeConstraint | None = None):
+                 constraint: DecodeConstraint | None = None, jit_compile: bool = False):
         if not isinstance(beam_size, int) or beam_size < 1:
             raise ValueError(f"beam_size must be a positive integer, got {beam_size!r}")
         _resolve_constraint(constraint, allow_eos)  # fail here rather than at the first call
@@ -292,15 +319,22 @@ class BeamSearchDecoder:
         self.eos_id = eos_id
         self.allow_eos = allow_eos
         self.constraint = constraint
+        self.jit_compile = jit_compile
+        self.shapes_seen: set[tuple[int, int, int]] = set()  # XLA compiles one program each
         self._search = tf.function(
             self._search_impl,
             input_signature=[tf.TensorSpec([None, None], tf.int32),
-                             tf.TensorSpec([], tf.int32)])
+                             tf.TensorSpec([], tf.int32)], jit_compile=jit_compile)
+
+    @property
+    def traces(self) -> int:
+        """How many times the search has been traced (1 after any number of calls)."""
+        return self._search.experimental_get_tracing_count()
 
     def _search_impl(self, inputs: tf.Tensor,
-                     max_decode_length: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        return beam_search(self.model, inputs, self.beam_size, self.alpha,
-                           max_decode_length, self.eos_id, self.allow_eos, self.constraint)
+                     max_decode_length: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        return _search(self.model, inputs, self.beam_size, self.alpha, max_decode_length,
+                       self.eos_id, self.allow_eos, self.constraint)
 
     def __call__(self, inputs: Any, max_decode_length: Any) -> tuple[tf.Tensor, tf.Tensor]:
         inputs = tf.convert_to_tensor(inputs, tf.int32)
@@ -314,4 +348,7 @@ class BeamSearchDecoder:
                     f"{max_positions} positions the model learned; shorten it or set "
                     f"the decode hparam max_input_length<={max_positions}")
             max_decode_length = min(int(max_decode_length), max_positions)
-        return self._search(inputs, tf.convert_to_tensor(max_decode_length, tf.int32))
+        self.shapes_seen.add((*inputs.shape, int(max_decode_length)))
+        ids, scores, steps = self._search(inputs, tf.convert_to_tensor(max_decode_length,
+                                                                       tf.int32))
+        return ids[:, :, :int(steps)], scores

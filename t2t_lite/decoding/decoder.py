@@ -36,6 +36,9 @@ DECODE_DEFAULTS = {
     "return_beams": False,   # write every beam, tab-separated, best first
     "write_beam_scores": False,  # follow each output (each beam) with a tab and its score
     "max_input_length": 0,   # truncate longer inputs (EOS included); 0 = unlimited
+    # Under XLA (model hparam xla=true) inputs are padded to a multiple of this many
+    # tokens and every batch to batch_size lines: one compiled program per bucket.
+    "length_bucket": 16,
 }
 
 
@@ -49,7 +52,7 @@ def decode_hparams(overrides: str = "", defaults: dict[str, Any] | None = None) 
     hparams.override_from_dict(defaults or {})
     hparams.parse(overrides)
     for key, least in (("beam_size", 1), ("batch_size", 1), ("extra_length", 0),
-                       ("max_input_length", 0)):
+                       ("max_input_length", 0), ("length_bucket", 1)):
         if getattr(hparams, key) < least:
             raise HParamsError(f"decode hparam {key!r} must be >= {least}, "
                                f"got {getattr(hparams, key)}")
@@ -69,8 +72,15 @@ def _encode_line(line: str, encoder: TextEncoder, max_input_length: int) -> list
     return ids + [EOS_ID]
 
 
-def _pad(rows: list[list[int]]) -> np.ndarray:
-    batch = np.full((len(rows), max(len(r) for r in rows)), PAD_ID, np.int32)
+def _pad(rows: list[list[int]], length_bucket: int = 0, batch_size: int = 0) -> np.ndarray:
+    """``rows`` padded to the longest, or with ``length_bucket`` to the next multiple
+    of it and to ``batch_size`` rows (filler rows hold EOS alone), so that a
+    compiled search sees few shapes."""
+    length = max(len(r) for r in rows)
+    if length_bucket:
+        length = -(-length // length_bucket) * length_bucket
+    batch = np.full((max(len(rows), batch_size), length), PAD_ID, np.int32)
+    batch[len(rows):, 0] = EOS_ID
     for i, row in enumerate(rows):
         batch[i, :len(row)] = row
     return batch
@@ -80,7 +90,8 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
                  batch_size: int = 32, extra_length: int = 50, return_beams: bool = False,
                  max_input_length: int = 0, postprocess: Postprocess | None = None,
                  target_encoder: TextEncoder | None = None,
-                 write_beam_scores: bool = False, description: str | None = None) -> list[str]:
+                 write_beam_scores: bool = False, description: str | None = None,
+                 length_bucket: int = 0) -> list[str]:
     """One decoded line per input line, in input order.
 
     ``encoder`` encodes the inputs; ``target_encoder`` (default: the same one)
@@ -93,7 +104,10 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
     (input line, decoded text) to the output line, beam by beam. With
     ``write_beam_scores`` each beam's text is followed by a tab and its score
     (tensor2tensor's format: ``text<TAB>score`` per beam). With a ``description``
-    the progress is shown (``t2t_lite.progress``).
+    the progress is shown (``t2t_lite.progress``). With a ``length_bucket``
+    (for an XLA-compiled search) every batch has ``batch_size`` rows and a
+    length that is a multiple of ``length_bucket``, and may decode up to that
+    length plus ``extra_length``.
     """
     target_encoder = target_encoder or encoder
     outputs = [""] * len(lines)
@@ -104,7 +118,8 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
     bar = Progress(description, len(order), "lines") if description else None
     for start in range(0, len(order), batch_size):
         indices = order[start:start + batch_size]
-        inputs = _pad([encoded[i] for i in indices])
+        inputs = _pad([encoded[i] for i in indices], length_bucket,
+                      batch_size if length_bucket else 0)
         ids, scores = search_fn(inputs, inputs.shape[1] + extra_length)
         ids, scores = np.asarray(ids), np.asarray(scores)
         # Tabs inside a text become spaces only where tabs separate fields.
@@ -130,12 +145,15 @@ def decode_with_hparams(hparams: HParams, lines: list[str], encoder: TextEncoder
                         search_fn: SearchFn, postprocess: Postprocess | None = None,
                         target_encoder: TextEncoder | None = None,
                         description: str | None = None) -> list[str]:
-    """``decode_lines`` with the settings of ``decode_hparams``."""
+    """``decode_lines`` with the settings of ``decode_hparams``; inputs are padded to
+    ``length_bucket`` when ``search_fn`` is compiled with XLA (its ``jit_compile``)."""
     return decode_lines(lines, encoder, search_fn, batch_size=hparams.batch_size,
                         extra_length=hparams.extra_length, return_beams=hparams.return_beams,
                         max_input_length=hparams.max_input_length, postprocess=postprocess,
                         target_encoder=target_encoder,
-                        write_beam_scores=hparams.write_beam_scores, description=description)
+                        write_beam_scores=hparams.write_beam_scores, description=description,
+                        length_bucket=hparams.length_bucket
+                        if getattr(search_fn, "jit_compile", False) else 0)
 
 
 def read_pairs(path: str) -> list[tuple[str, str]]:

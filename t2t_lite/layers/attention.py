@@ -6,7 +6,7 @@ matmuls. Masks are additive biases broadcastable to [batch, heads, query_length,
 key_length]: 0 where a key may be attended to, a large negative number where not.
 
 ``SelfAttention`` projects queries, keys and values with one fused kernel and
-can decode one position at a time into a fixed-shape key/value cache;
+can decode one position at a time into a key/value cache that grows by one;
 ``CrossAttention`` attends from the decoder to the encoder output, whose keys
 and values can be projected once per source sentence (``project_memory``).
 """
@@ -89,14 +89,14 @@ class MultiHeadAttention(keras.layers.Layer):
         logits = tf.cast(tf.matmul(queries, keys, transpose_b=True), tf.float32)
         if bias is not None:
             logits += tf.cast(bias, tf.float32)  # Keras casts float call args to compute dtype
-        # softmax in float32 even under mixed precision.
-        attention = tf.cast(tf.nn.softmax(logits), values.dtype)
-        weights = self.weights_dropout(attention, training=training)
+        # softmax in float32 even under mixed precision; the weights returned are those.
+        probabilities = tf.nn.softmax(logits)
+        weights = self.weights_dropout(tf.cast(probabilities, values.dtype), training=training)
         heads = tf.transpose(tf.matmul(weights, values), [0, 2, 1, 3])  # [B, Lq, h, d_v]
         shape = tf.shape(heads)
         merged = tf.reshape(heads, [shape[0], shape[1], self.value_channels])
         output = _dense(merged, self.output_kernel)
-        return (output, tf.cast(attention, tf.float32)) if return_weights else output
+        return (output, probabilities) if return_weights else output
 
     def get_config(self) -> dict:
         return {**super().get_config(), "hidden_size": self.hidden_size,
@@ -127,27 +127,37 @@ class SelfAttention(MultiHeadAttention):
         queries, keys, values = self._project(x)
         return self.attend(queries, keys, values, bias, training, return_weights)
 
-    def empty_cache(self, batch_size: tf.Tensor, max_length: tf.Tensor,
-                    dtype: tf.DType) -> dict[str, tf.Tensor]:
-        """Zero key/value caches {"keys": [B, h, max_length, d_k], "values": [.., d_v]}."""
-        return {"keys": tf.zeros([batch_size, self.num_heads, max_length, self.key_depth], dtype),
-                "values": tf.zeros([batch_size, self.num_heads, max_length, self.value_depth],
+    def empty_cache(self, batch_size: tf.Tensor, dtype: tf.DType,
+                    length: tf.Tensor | int = 0) -> dict[str, tf.Tensor]:
+        """Key/value caches {"keys": [B, h, length, d_k], "values": [.., d_v]}: empty
+        (``length`` 0) for appending, or zero buffers of a fixed ``length``."""
+        return {"keys": tf.zeros([batch_size, self.num_heads, length, self.key_depth], dtype),
+                "values": tf.zeros([batch_size, self.num_heads, length, self.value_depth],
                                    dtype)}
 
-    def decode_step(self, x: tf.Tensor, step: tf.Tensor,
-                    cache: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """Attends from position ``step`` (x [B, 1, d_model]) over positions <= step.
+    def decode_step(self, x: tf.Tensor, cache: dict[str, tf.Tensor],
+                    position: tf.Tensor | None = None
+                    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """Attends from the next position t (x [B, 1, d_model]) over positions <= t.
 
-        Writes this position's key and value at index ``step`` of the cache
-        (a masked select, so the cache keeps its shape inside tf.while_loop) and
-        returns (output [B, 1, d_model], the updated cache). No dropout.
+        Without ``position``, ``cache`` holds the keys and values of positions
+        0..t-1 [B, h, t, d] and this position's are appended, so a step attends
+        over (and a beam reorder copies) what has been decoded so far, not a
+        buffer of the longest decode. With ``position`` (= t), ``cache`` is a
+        fixed-size buffer (``empty_cache(length=...)``, for XLA's fixed shapes):
+        this position's keys and values are written at index t and later
+        indices are masked. Returns (output [B, 1, d_model], the cache). No dropout.
         """
         queries, keys, values = self._project(x)
-        cache_positions = tf.range(tf.shape(cache["keys"])[2])
-        is_step = tf.equal(cache_positions, step)[None, None, :, None]
-        cache = {"keys": tf.where(is_step, keys, cache["keys"]),
-                 "values": tf.where(is_step, values, cache["values"])}
-        bias = tf.where(cache_positions <= step, 0.0, MASK_VALUE)[None, None, None, :]
+        if position is None:
+            cache = {"keys": tf.concat([cache["keys"], keys], axis=2),
+                     "values": tf.concat([cache["values"], values], axis=2)}
+            return self.attend(queries, cache["keys"], cache["values"], None), cache
+        indices = tf.range(tf.shape(cache["keys"])[2])
+        at_position = tf.equal(indices, position)[None, None, :, None]
+        cache = {"keys": tf.where(at_position, keys, cache["keys"]),
+                 "values": tf.where(at_position, values, cache["values"])}
+        bias = tf.where(indices <= position, 0.0, MASK_VALUE)[None, None, None, :]
         return self.attend(queries, cache["keys"], cache["values"], bias), cache
 
 

@@ -9,11 +9,17 @@ Decoding contract (what ``t2t_lite.decoding`` relies on):
 * Every tensor in the ``encoded`` dict and in the decode state has the batch
   as its leading dimension. Beam search tiles ``encoded`` to B*beam rows along
   axis 0 before calling ``initial_decode_state`` and reorders every state
-  tensor with ``tf.gather(tensor, indices, axis=0)`` (via ``tf.nest``).
-* ``decode_step`` returns a state whose tensors have exactly the shapes and
-  dtypes of the state it was given (fixed-size caches), so the state can be a
-  ``tf.while_loop`` variable. Batch size, source length and
-  ``max_decode_length`` may all be dynamic inside ``tf.function``.
+  tensor with ``tf.gather(tensor, indices, axis=0)`` (via ``tf.nest``), except
+  the ``fixed_decode_state_keys``: tensors ``decode_step`` only reads, equal
+  for every beam of one input (the encoder's output and its projections). The
+  search keeps those out of its loop: they are never reordered or copied.
+* ``decode_step`` returns a state whose tensors have the shapes and dtypes of
+  the state it was given, so the state can be a ``tf.while_loop`` variable,
+  with one exception: an axis of static size 0 in the initial state may grow
+  (a key/value cache that gains one position a step, so that a step costs
+  what the steps so far hold, not ``max_decode_length``; ``decode_loop_shapes``
+  gives a loop's invariants). Batch size, source
+  length and ``max_decode_length`` may all be dynamic inside ``tf.function``.
 * Step 0 is fed ``PAD_ID`` (0) as the previous token: the start symbol. The
   teacher-forced ``call`` sees the same thing, because it feeds
   ``shift_right(targets)`` to the decoder.
@@ -34,6 +40,20 @@ from t2t_lite.registry import snake_case
 def shift_right(targets: tf.Tensor) -> tf.Tensor:
     """Decoder inputs for teacher forcing: [B, T] -> [B, T], PAD_ID then targets[:, :-1]."""
     return tf.pad(targets, [[0, 0], [1, 0]], constant_values=PAD_ID)[:, :-1]
+
+
+def decode_loop_shapes(structure):
+    """``tf.while_loop`` shape invariants for a decode state (or any loop variables):
+    any batch size (axis 0), any length along axes that start empty (caches that
+    grow a position a step), every other axis as it is."""
+    def invariant(tensor: tf.Tensor | tf.TensorArray) -> tf.TensorShape:
+        if isinstance(tensor, tf.TensorArray):  # e.g. the outputs a loop collects
+            return tensor.element_shape
+        if not tensor.shape.rank:
+            return tensor.shape
+        return tf.TensorShape([None] + [None if size == 0 else size
+                                        for size in tensor.shape[1:]])
+    return tf.nest.map_structure(invariant, structure)
 
 
 class NoAttentionError(TypeError):
@@ -94,8 +114,14 @@ class Seq2SeqModel(keras.Model, abc.ABC):
                              max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
         """The state before step 0, for up to ``max_decode_length`` (int32 scalar) steps.
 
-        Every tensor has leading dim B and keeps its shape across steps.
+        Every tensor has leading dim B and keeps its shape across steps (but for
+        axes of size 0, which may grow: see the module docstring).
         """
+
+    def fixed_decode_state_keys(self) -> frozenset[str]:
+        """The decode-state keys that ``decode_step`` reads but never changes and
+        that are equal for every beam of one input; none by default."""
+        return frozenset()
 
     def attention_weights(self, features: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """Attention weights of the teacher-forced pass over ``features``.

@@ -137,6 +137,9 @@ class AttentionSeq2Seq(RecurrentSeq2Seq):
     source "padding" [B, S] beside the decoder's own tensors.
     """
 
+    def fixed_decode_state_keys(self) -> frozenset[str]:
+        return frozenset(("memory", "keys", "padding"))
+
     def memory_state(self, memory: tf.Tensor, padding: tf.Tensor) -> dict[str, tf.Tensor]:
         """What every step attends over, projected once per sentence."""
         return {"memory": memory, "keys": self.attention.project_memory(memory),

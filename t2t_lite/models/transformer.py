@@ -31,7 +31,8 @@ class Transformer(Seq2SeqModel):
                      "num_decoder_layers", "attention_key_channels",
                      "attention_value_channels", "normalize_before", "position_embedding",
                      "shared_embedding_and_softmax_weights")
-    required_hparams = ("layer_prepostprocess_dropout", "attention_dropout", "relu_dropout")
+    required_hparams = ("layer_prepostprocess_dropout", "attention_dropout", "relu_dropout",
+                        "xla")
 
     @classmethod
     def shape_keys(cls, hparams: HParams) -> tuple[str, ...]:
@@ -162,13 +163,21 @@ class Transformer(Seq2SeqModel):
                              max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
         """A flat dict: "encoder_padding" [B, S] and, for decoder block i,
         "decoder_{i}/memory_keys" and "/memory_values" [B, h, S, d] (the
-        encoder output projected once) and "/keys", "/values" [B, h,
-        max_decode_length, d] (zero self-attention caches)."""
+        encoder output projected once; fixed) and "/keys", "/values" [B, h, 0, d]
+        (self-attention caches, one position longer after each step). With hparam
+        ``xla`` the caches are zero buffers [B, h, max_decode_length, d] instead,
+        written in place: every shape stays fixed, as XLA needs."""
+        cache_length = max_decode_length if self.hparams.xla else 0
         state = {"encoder_padding": encoded["encoder_padding"]}
         for block in self.decoder_blocks:
-            cache = block.initial_cache(encoded["encoder_output"], max_decode_length)
+            cache = block.initial_cache(encoded["encoder_output"], cache_length)
             state.update({f"{block.name}/{key}": value for key, value in cache.items()})
         return state
+
+    def fixed_decode_state_keys(self) -> frozenset[str]:
+        return frozenset(["encoder_padding"] + [
+            f"{block.name}/{key}" for block in self.decoder_blocks
+            for key in ("memory_keys", "memory_values")])
 
     def decode_step(self, ids: tf.Tensor, step: tf.Tensor,
                     state: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
@@ -180,6 +189,7 @@ class Transformer(Seq2SeqModel):
             prefix = f"{block.name}/"
             cache = {key[len(prefix):]: value for key, value in state.items()
                      if key.startswith(prefix)}
-            x, cache = block.decode_step(x, step, cache, memory_bias)
+            x, cache = block.decode_step(x, cache, memory_bias,
+                                         step if self.hparams.xla else None)
             new_state.update({prefix + key: value for key, value in cache.items()})
         return self._logits(x)[:, 0], new_state

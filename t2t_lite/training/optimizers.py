@@ -15,7 +15,15 @@ OPTIMIZERS = ("adam", "sgd", "adadelta")
 
 
 def make_optimizer(hparams: HParams) -> keras.optimizers.Optimizer:
-    """Adam (the Transformer), plain SGD (Sutskever, Luong) or Adadelta (Bahdanau)."""
+    """Adam (the Transformer), plain SGD (Sutskever, Luong) or Adadelta (Bahdanau);
+    under ``dtype=mixed_float16`` wrapped in Keras's dynamic loss scaling."""
+    optimizer = _optimizer(hparams)
+    if hparams.dtype == "mixed_float16":
+        return keras.optimizers.LossScaleOptimizer(optimizer)
+    return optimizer
+
+
+def _optimizer(hparams: HParams) -> keras.optimizers.Optimizer:
     name = hparams.optimizer
     schedule = learning_rate_schedule(hparams)
     if name == "adam":

@@ -27,6 +27,7 @@ from t2t_lite.training.checkpoints import training_checkpoint
 from t2t_lite.training.distribute import is_chief, num_workers
 from t2t_lite.training.loop_state import EarlyStopping, NonFiniteSteps, Window
 from t2t_lite.training.losses import smoothed_cross_entropy
+from t2t_lite.precision import check_dtype
 from t2t_lite.training.optimizers import make_optimizer
 from t2t_lite.training.output_lock import OutputDirLock
 from t2t_lite.training.run_checkpoints import RunCheckpoints
@@ -72,6 +73,16 @@ class Trainer:
         if self.hparams.loss_normalizer not in LOSS_NORMALIZERS:
             raise ValueError(f"unknown loss_normalizer {self.hparams.loss_normalizer!r}; "
                              f"choose one of: {', '.join(LOSS_NORMALIZERS)}")
+        check_dtype(self.hparams.dtype)
+        # Loss scaling keeps float16 gradients from underflowing; the scaled
+        # gradient is the optimizer's to unscale, so clipping it here would be wrong.
+        self.loss_scaling = self.hparams.dtype == "mixed_float16"
+        if self.loss_scaling and self.hparams.clip_grad_norm:
+            raise ValueError("clip_grad_norm cannot be combined with dtype=mixed_float16 "
+                             "(its loss scaling); use dtype=mixed_bfloat16 or float32")
+        if self.hparams.xla and self.strategy.num_replicas_in_sync > 1:
+            raise ValueError(f"xla=true compiles one device's training step; this run has "
+                             f"{self.strategy.num_replicas_in_sync} replicas: set xla=false")
         keras.utils.set_random_seed(options.seed)
         with self.strategy.scope():
             self.model = experiment.build_model()
@@ -143,7 +154,9 @@ class Trainer:
                 logits = self.model(batch, training=True)
                 batch_loss, batch_tokens = smoothed_cross_entropy(
                     logits, batch["targets"], self.hparams.label_smoothing)
-            grads = tape.gradient(batch_loss, variables)
+                scaled_loss = (self.optimizer.scale_loss(batch_loss) if self.loss_scaling
+                               else batch_loss)
+            grads = tape.gradient(scaled_loss, variables)
             accumulated = [a + tf.convert_to_tensor(g) for a, g in zip(accumulated, grads)]
             loss_sum += batch_loss
             target_tokens += batch_tokens
@@ -155,8 +168,11 @@ class Trainer:
         # The optimizer sums gradients over replicas; each is already divided by
         # the global count, so the sum is the gradient of the global mean loss.
         grads = [g * scale for g in accumulated]
-        finite = tf.logical_and(tf.math.is_finite(loss_sum), tf.reduce_all(
-            [tf.reduce_all(tf.math.is_finite(g)) for g in grads]))
+        # Under loss scaling an overflowing gradient is routine: the optimizer skips
+        # that step and lowers the scale. Only the loss tells of a diverged run then.
+        finite = tf.math.is_finite(loss_sum) if self.loss_scaling else tf.logical_and(
+            tf.math.is_finite(loss_sum),
+            tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in grads]))
         nonfinite = 1.0 - tf.cast(finite, tf.float32)
 
         def apply(grads: list[tf.Tensor]) -> None:
@@ -197,11 +213,15 @@ class Trainer:
 
     def _make_train_fn(self):
         micro_batches = self.hparams.gradient_accumulation_steps
+        # XLA compiles the step's math (one program per batch shape); reading the
+        # input iterator stays outside, where XLA cannot go.
+        replica_step = (tf.function(self._replica_step, jit_compile=True) if self.hparams.xla
+                        else self._replica_step)
 
         @tf.function
         def train_step(iterator):
             batches = [next(iterator) for _ in range(micro_batches)]
-            per_replica = self.strategy.run(self._replica_step, args=(batches,))
+            per_replica = self.strategy.run(replica_step, args=(batches,))
             return [self.strategy.reduce(SUM, x, axis=None) for x in per_replica]
         return train_step
 

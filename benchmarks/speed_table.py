@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""The README's Speed table: t2t-lite beside PyTorch, HF generate() and CTranslate2,
+every cell measured in this sitting, one process per cell, nothing else running.
+
+    python benchmarks/speed_table.py --peers_python=peers-venv/bin/python
+    python benchmarks/speed_table.py --shapes=tiny --out_lens=32 --variants=float32,xla
+
+For each shape: training target tokens/s (t2t-lite against PyTorch, a 64 x 32
+token batch as peers.py uses) and, for beam 4 and greedy at each output length,
+decoding output tokens/s (t2t-lite against HF and CTranslate2); each of our
+variants (``--variants``: hparams overrides by name) gets its own columns.
+Prints Markdown, and writes every raw JSON line to ``--out`` for the record.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PEERS = os.path.join(HERE, "..", "..", "shared", "bench", "peers.py")
+# Our variants by name: hparams overrides of transformer_SHAPE.
+VARIANTS = {"float32": "", "xla": "xla=true", "bfloat16": "dtype=mixed_bfloat16",
+            "xla_bfloat16": "xla=true,dtype=mixed_bfloat16"}
+
+
+def measure(command: list[str], log) -> dict:
+    """The last JSON line ``command`` prints, with the process's peak resident
+    memory added (the same kernel count for our processes and the peers')."""
+    print("$", " ".join(command), file=sys.stderr, flush=True)
+    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
+        process = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode:
+            stderr.seek(0)
+            sys.exit(f"{' '.join(command)} failed:\n{stderr.read()[-3000:]}")
+        stdout.seek(0)
+        result = json.loads(stdout.read().strip().splitlines()[-1])
+    result["process_peak_rss_mb"] = round(usage.ru_maxrss / 1024.0, 1)  # ru_maxrss is in KiB
+    log.write(json.dumps({"command": command, "result": result}) + "\n")
+    log.flush()
+    return result
+
+
+def ratio(ours: float, theirs: float) -> str:
+    return f"{ours:,.0f} ({ours / theirs:.2f}x)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--peers_python", default="peers-venv/bin/python")
+    parser.add_argument("--shapes", default="tiny,small,base")
+    parser.add_argument("--train_batch", type=int, default=128,
+                        help="training sentences of 32 target tokens (128: 4,096 tokens)")
+    parser.add_argument("--out_lens", default="32,128,256")
+    parser.add_argument("--beams", default="4,1")
+    parser.add_argument("--variants", default="float32",
+                        help=f"comma-separated, of {', '.join(VARIANTS)}")
+    parser.add_argument("--out", default="runs/speed_table.jsonl")
+    args = parser.parse_args()
+    variants = args.variants.split(",")
+    unknown = sorted(set(variants) - set(VARIANTS))
+    if unknown:
+        sys.exit(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    ours = [sys.executable, os.path.join(HERE, "speed.py")]
+    peers = [args.peers_python, PEERS]
+    header = " | ".join(f"t2t-lite {v}" for v in variants)
+    train_rows, decode_rows = [], []
+    with open(args.out, "a") as log:
+        for shape in args.shapes.split(","):
+            train = [f"--shape={shape}", f"--batch={args.train_batch}"]
+            torch = measure(peers + train + ["--only=torch_train"], log)
+            cells, memory = [], []
+            for variant in variants:
+                mine = measure(ours + train + ["--only=train",
+                                       f"--hparams={VARIANTS[variant]}"], log)
+                cells.append(ratio(mine["train"]["tgt_tokens_per_s"],
+                                   torch["torch_train"]["tgt_tokens_per_s"]))
+                memory.append(f"{mine['process_peak_rss_mb']:,.0f}")
+            train_rows.append(f"| {shape} | {torch['torch_train']['tgt_tokens_per_s']:,.0f} | "
+                              + " | ".join(cells) + f" | {torch['process_peak_rss_mb']:,.0f} | "
+                              + " | ".join(memory) + " |")
+            for beam in map(int, args.beams.split(",")):
+                for out_len in args.out_lens.split(","):
+                    common = [f"--shape={shape}", f"--beam={beam}", f"--out_len={out_len}"]
+                    hf = measure(peers + common + ["--only=hf_beam"], log)["hf_beam"]
+                    ct2 = measure(peers + common + ["--only=ct2_beam"], log)["ct2_beam"]
+                    cells = []
+                    for variant in variants:
+                        mine = measure(ours + common + ["--only=beam",
+                                                        f"--hparams={VARIANTS[variant]}"], log)
+                        speed = mine["beam"]["out_tokens_per_s"]
+                        cells.append(f"{speed:,.0f} ({speed / hf['out_tokens_per_s']:.2f}x, "
+                                     f"{speed / ct2['out_tokens_per_s']:.2f}x)")
+                    decode_rows.append(
+                        f"| {shape} | {'greedy' if beam == 1 else f'beam {beam}'} | {out_len} | "
+                        f"{hf['out_tokens_per_s']:,.0f} | {ct2['out_tokens_per_s']:,.0f} | "
+                        + " | ".join(cells) + " |")
+    print("Training, target tokens/s (ratio to PyTorch):\n")
+    print(f"| shape | PyTorch | {header} | peak RSS MB PyTorch | "
+          + " | ".join(f"peak RSS MB {v}" for v in variants) + " |")
+    print("|" + " --- |" * (3 + 2 * len(variants)))
+    print("\n".join(train_rows))
+    print("\nDecoding, output tokens/s (ratios to HF generate(), CTranslate2):\n")
+    print(f"| shape | search | output length | HF | CTranslate2 | {header} |")
+    print("|" + " --- |" * (5 + len(variants)))
+    print("\n".join(decode_rows))
+
+
+if __name__ == "__main__":
+    main()
