@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Train PROBLEM for MINUTES minutes on this machine, average the last 5
-# checkpoints, decode EVAL_SPLIT with beam search and print the problem's score
+# Train PROBLEM for MINUTES minutes on this machine (a checkpoint every SAVE_STEPS
+# steps, default 500), average the last AVERAGE (default 5) checkpoints, decode
+# EVAL_SPLIT with beam search and print the problem's score
 # (BLEU for translation, EVALB F1 for parsing) and the wall time. Used by
 # translate_multi30k.sh and parse_ptb_sample.sh, which set the variables.
 # (RAW_DIR, not TMP: Python's tempfile would write its temporary files into TMP.)
@@ -9,6 +10,8 @@ set -euo pipefail
 MINUTES=${MINUTES:-60}
 ROOT=${ROOT:-runs/$PROBLEM}
 DECODE=${DECODE:-batch_size=32}
+SAVE_STEPS=${SAVE_STEPS:-500}
+AVERAGE=${AVERAGE:-5}
 start=$(date +%s)
 
 read -r src ref < <(t2t-datagen --problem="$PROBLEM" --data_dir="$ROOT/data" \
@@ -16,10 +19,10 @@ read -r src ref < <(t2t-datagen --problem="$PROBLEM" --data_dir="$ROOT/data" \
     awk '/^eval files:/ {print $3, $4}')
 t2t-trainer --problem="$PROBLEM" --model=transformer --hparams_set="$HPARAMS_SET" \
     --data_dir="$ROOT/data" --output_dir="$ROOT/train" --train_steps=1000000 \
-    --train_minutes="$MINUTES" --save_checkpoints_steps=500 --keep_checkpoint_max=60 \
+    --train_minutes="$MINUTES" --save_checkpoints_steps="$SAVE_STEPS" --keep_checkpoint_max=60 \
     --eval_every_steps=1000 --eval_batches=20
 trained=$(date +%s)
-t2t-avg-all --model_dir="$ROOT/train" --output_dir="$ROOT/avg" --n=5
+t2t-avg-all --model_dir="$ROOT/train" --output_dir="$ROOT/avg" --n="$AVERAGE"
 t2t-decoder --output_dir="$ROOT/avg" --decode_hparams="$DECODE" \
     --decode_from_file="$src" --decode_to_file="$ROOT/$EVAL_SPLIT.decoded" \
     --decode_reference="$ref"
