@@ -46,10 +46,17 @@ def start_tensorflow(verbosity: int) -> None:
 
     TensorFlow's C++ start-up messages (oneDNN notes, CUDA probing errors on a
     machine without a GPU) are printed before its log level applies, so at
-    verbosity 0 stderr is closed while they happen. Python errors still show:
+    verbosity 0 stderr is closed while they happen, and its Python INFO log is
+    off. Python errors still show:
     they are raised after stderr is back.
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", {0: "2", 1: "1", 2: "0"}[verbosity])
+    # TensorFlow's own Python INFO lines ("Sharding callback duration" at every
+    # checkpoint, logged through absl) would otherwise pass through the commands'
+    # INFO log.
+    for name in ("tensorflow", "absl"):
+        logging.getLogger(name).setLevel(
+            {0: logging.WARNING, 1: logging.INFO, 2: logging.DEBUG}[verbosity])
     if "tensorflow" in sys.modules or verbosity > 0:
         return
     saved = os.dup(2)

@@ -5,6 +5,9 @@ import os
 import subprocess
 import sys
 
+import tensorflow as tf
+
+from t2t_lite.bin.common import start_tensorflow
 from t2t_lite.progress import Progress, format_duration, progress
 
 
@@ -52,3 +55,18 @@ def test_tensorflow_starts_quietly(tmp_path):
     assert failing.returncode == 2
     assert failing.stderr.startswith("t2t-trainer: error: unknown problem 'nope'")
     assert not [line for line in failing.stderr.splitlines() if line[:5] in ("I0000", "E0000")]
+
+
+def test_checkpoints_log_no_tensorflow_info_at_default_verbosity(tmp_path, caplog):
+    """TensorFlow logs "Sharding callback duration" at INFO on every save; the
+    commands log at INFO, so at verbosity 0 that line must not reach their log."""
+    start_tensorflow(0)
+    checkpoint = tf.train.Checkpoint(v=tf.Variable(1.0))
+    with caplog.at_level(logging.INFO):
+        checkpoint.write(str(tmp_path / "ckpt"))
+    assert not [r.getMessage() for r in caplog.records if r.name in ("tensorflow", "absl")]
+    start_tensorflow(1)
+    with caplog.at_level(logging.INFO):
+        checkpoint.write(str(tmp_path / "ckpt2"))
+    assert any("Sharding" in r.getMessage() for r in caplog.records)
+    start_tensorflow(0)
