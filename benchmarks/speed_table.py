@@ -18,7 +18,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEERS = os.path.join(HERE, "..", "..", "shared", "bench", "peers.py")
@@ -28,19 +27,13 @@ VARIANTS = {"float32": "", "xla": "xla=true", "bfloat16": "dtype=mixed_bfloat16"
 
 
 def measure(command: list[str], log) -> dict:
-    """The last JSON line ``command`` prints, with the process's peak resident
-    memory added (the same kernel count for our processes and the peers')."""
+    """The last JSON line ``command`` prints (ours and peers.py both report the
+    process's ``peak_rss_mb``); a failing cell stops the table with its stderr."""
     print("$", " ".join(command), file=sys.stderr, flush=True)
-    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as stderr:
-        process = subprocess.Popen(command, stdout=stdout, stderr=stderr, text=True)
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
-        if process.returncode:
-            stderr.seek(0)
-            sys.exit(f"{' '.join(command)} failed:\n{stderr.read()[-3000:]}")
-        stdout.seek(0)
-        result = json.loads(stdout.read().strip().splitlines()[-1])
-    result["process_peak_rss_mb"] = round(usage.ru_maxrss / 1024.0, 1)  # ru_maxrss is in KiB
+    process = subprocess.run(command, capture_output=True, text=True)
+    if process.returncode:
+        sys.exit(f"{' '.join(command)} failed:\n{process.stderr[-3000:]}")
+    result = json.loads(process.stdout.strip().splitlines()[-1])
     log.write(json.dumps({"command": command, "result": result}) + "\n")
     log.flush()
     return result
@@ -81,9 +74,9 @@ def main() -> None:
                                        f"--hparams={VARIANTS[variant]}"], log)
                 cells.append(ratio(mine["train"]["tgt_tokens_per_s"],
                                    torch["torch_train"]["tgt_tokens_per_s"]))
-                memory.append(f"{mine['process_peak_rss_mb']:,.0f}")
+                memory.append(f"{mine['peak_rss_mb']:,.0f}")
             train_rows.append(f"| {shape} | {torch['torch_train']['tgt_tokens_per_s']:,.0f} | "
-                              + " | ".join(cells) + f" | {torch['process_peak_rss_mb']:,.0f} | "
+                              + " | ".join(cells) + f" | {torch['peak_rss_mb']:,.0f} | "
                               + " | ".join(memory) + " |")
             for beam in map(int, args.beams.split(",")):
                 for out_len in args.out_lens.split(","):

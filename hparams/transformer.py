@@ -169,7 +169,6 @@ def transformer_multi30k_tiny() -> HParams:
     hparams = transformer_multi30k()
     hparams.hidden_size = 128
     hparams.filter_size = 256
-    hparams.num_heads = 4
     hparams.num_encoder_layers = 4
     hparams.num_decoder_layers = 4
     hparams.layer_prepostprocess_dropout = 0.3

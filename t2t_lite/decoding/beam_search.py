@@ -20,8 +20,8 @@ All loops are ``tf.while_loop``s: the model's decode state keeps its shape
 (but for caches that grow a position a step) and is reordered each step with
 ``tf.gather`` on its leading ``batch * beam`` axis, all but the part the model
 declares fixed (the encoder output's keys and values), which is read from
-outside the loop and never copied. ``BeamSearchDecoder`` is the compiled entry point that traces once for
-all batch sizes, input lengths and decode lengths.
+outside the loop and never copied. ``BeamSearchDecoder`` is the compiled entry
+point that traces once for all batch sizes, input lengths and decode lengths.
 
 An optional ``constraint`` (``t2t_lite.decoding.constraints``) turns each
 hypothesis's log-probabilities into the scores ranked (-inf for forbidden

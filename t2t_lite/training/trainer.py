@@ -27,7 +27,6 @@ from t2t_lite.training.checkpoints import training_checkpoint
 from t2t_lite.training.distribute import is_chief, num_workers
 from t2t_lite.training.loop_state import EarlyStopping, NonFiniteSteps, Window
 from t2t_lite.training.losses import smoothed_cross_entropy
-from t2t_lite.precision import check_dtype
 from t2t_lite.training.optimizers import make_optimizer
 from t2t_lite.training.output_lock import OutputDirLock
 from t2t_lite.training.run_checkpoints import RunCheckpoints
@@ -73,7 +72,6 @@ class Trainer:
         if self.hparams.loss_normalizer not in LOSS_NORMALIZERS:
             raise ValueError(f"unknown loss_normalizer {self.hparams.loss_normalizer!r}; "
                              f"choose one of: {', '.join(LOSS_NORMALIZERS)}")
-        check_dtype(self.hparams.dtype)
         # Loss scaling keeps float16 gradients from underflowing; the scaled
         # gradient is the optimizer's to unscale, so clipping it here would be wrong.
         self.loss_scaling = self.hparams.dtype == "mixed_float16"
