@@ -21,7 +21,7 @@ import subprocess
 import tensorflow as tf
 
 SCORE_LINE = re.compile(r"^(sacreBLEU \(cased\)|sacreBLEU \(lowercased\)|tokenized BLEU "
-                        r"\(paper\)):\s+([0-9.]+)", re.M)
+                        r"\(paper\)|tokenized BLEU \(lowercased\)):\s+([0-9.]+)", re.M)
 
 
 def checkpoints(output_dir: str) -> dict[int, str]:
@@ -53,8 +53,9 @@ def main() -> None:
     steps = ([int(s) for s in args.steps.split(",")] if args.steps
              else spread(sorted(by_step), args.points))
     start = os.path.getmtime(os.path.join(args.output_dir, "hparams.json"))
-    print("| step | minutes | tokenized BLEU | sacreBLEU lowercased | sacreBLEU cased |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| step | minutes | tokenized BLEU lowercased | tokenized BLEU cased "
+          "| sacreBLEU lowercased | sacreBLEU cased |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for step in steps:
         path = by_step[step]
         minutes = (os.path.getmtime(path + ".index") - start) / 60.0
@@ -64,7 +65,8 @@ def main() -> None:
              f"--decode_to_file={path}.decoded", f"--decode_reference={args.reference}"],
             check=True, capture_output=True, text=True).stdout
         scores = dict(SCORE_LINE.findall(output))
-        print(f"| {step} | {minutes:.0f} | {scores['tokenized BLEU (paper)']} | "
+        print(f"| {step} | {minutes:.0f} | {scores['tokenized BLEU (lowercased)']} | "
+              f"{scores['tokenized BLEU (paper)']} | "
               f"{scores['sacreBLEU (lowercased)']} | {scores['sacreBLEU (cased)']} |", flush=True)
 
 

@@ -3,7 +3,8 @@
     t2t-bleu --translation=newstest2014.de.decoded --reference=newstest2014.de
 
 prints cased sacreBLEU with its signature, lowercased sacreBLEU, and the
-paper's tokenized BLEU (Moses tokens, compounds split, multi-bleu). With
+paper's tokenized BLEU (Moses tokens, compounds split, multi-bleu), cased and
+lowercased (the Multi30k literature's number). With
 --source=newstest2014.en it also prints BLEU by source sentence length.
 """
 from __future__ import annotations

@@ -108,6 +108,12 @@ def test_tokenized_bleu_splits_compounds_and_punctuation():
                                ["Ein plain-text Format."]) == pytest.approx(expected)
 
 
+def test_lowercased_tokenized_bleu_ignores_case_only():
+    assert bleu.tokenized_bleu(["Ein Hund läuft."], ["ein hund läuft ."]) < 100.0
+    assert bleu.tokenized_bleu(["Ein Hund läuft."], ["ein hund läuft ."],
+                               lowercase=True) == pytest.approx(100.0)
+
+
 def test_mismatched_lengths_raise_clear_error():
     with pytest.raises(bleu.BleuInputError, match="2 translations but 1 references"):
         bleu.sacre_bleu(["a", "b"], ["a"])
@@ -120,15 +126,18 @@ def _write(path, lines):
     return str(path)
 
 
-def test_cli_prints_all_three_scores(tmp_path, capsys):
+def test_cli_prints_all_four_scores(tmp_path, capsys):
     hyp, ref = _write(tmp_path / "hyp.txt", HYPS), _write(tmp_path / "ref.txt", REFS)
     assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 3
+    assert len(out) == 4
     assert "cased" in out[0] and "tok:13a" in out[0]
     assert "lowercased" in out[1] and "case:lc" in out[1]
     assert "tokenized" in out[2]
     assert float(out[2].split()[3]) == pytest.approx(bleu.tokenized_bleu(HYPS, REFS), abs=0.01)
+    assert "tokenized BLEU (lowercased)" in out[3]
+    assert float(out[3].split()[3]) == pytest.approx(
+        bleu.tokenized_bleu(HYPS, REFS, lowercase=True), abs=0.01)
 
 
 def test_cli_line_count_mismatch_names_both_files(tmp_path, capsys):
@@ -163,7 +172,7 @@ def test_bleu_by_source_length_scores_each_bucket_alone(tmp_path, capsys):
                      (("src", sources), ("hyp", hyps), ("ref", refs)))
     assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}", f"--source={src}",
                           "--length_buckets=3,20"]) == 0
-    assert capsys.readouterr().out.splitlines()[3:] == [b.line() for b in buckets]
+    assert capsys.readouterr().out.splitlines()[4:] == [b.line() for b in buckets]
     with pytest.raises(bleu.BleuInputError, match="increasing positive integers"):
         bleu.bleu_by_source_length(sources, hyps, refs, [20, 3])
     with pytest.raises(bleu.BleuInputError, match="4 source lines but 5 translations"):

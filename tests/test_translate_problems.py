@@ -136,5 +136,5 @@ def test_decodes_are_scored_with_bleu_in_the_target_language():
     assert problem.eval_metric == "bleu" and problem.eval_metric_options() == {"language": "xx"}
     references = ["the dog runs on the green house", "a cat sleeps under a red tree"]
     lines = score_decodes(problem, references, references)
-    assert len(lines) == 3 and all("100.00" in line for line in lines)
+    assert len(lines) == 4 and all("100.00" in line for line in lines)
     assert score_decodes(problem, references, ["x y z", "u v w"])[0].split()[2] == "0.00"

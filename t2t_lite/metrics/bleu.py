@@ -101,10 +101,15 @@ def sacre_bleu(hyps: Sequence[str], refs: Sequence[str],
     return score, str(metric.get_signature())
 
 
-def tokenized_bleu(hyps: Sequence[str], refs: Sequence[str], language: str = "de") -> float:
-    """The paper's BLEU: multi-bleu.perl on Moses-tokenized, compound-split text."""
+def tokenized_bleu(hyps: Sequence[str], refs: Sequence[str], language: str = "de",
+                   lowercase: bool = False) -> float:
+    """The paper's BLEU: multi-bleu.perl on Moses-tokenized, compound-split text.
+
+    ``lowercase=True`` is ``multi-bleu.perl -lc``, the number the Multi30k
+    literature reports (e.g. fairseq's on tokenized lowercased text).
+    """
     _check_parallel(hyps, refs)
-    metric = BLEU(tokenize="none", smooth_method="none", force=True)
+    metric = BLEU(tokenize="none", smooth_method="none", force=True, lowercase=lowercase)
     tokenized_hyps = [paper_tokenize(h, language) for h in hyps]
     tokenized_refs = [paper_tokenize(r, language) for r in refs]
     return metric.corpus_score(tokenized_hyps, [tokenized_refs]).score
@@ -118,19 +123,23 @@ class BleuReport:
     lowercased: float
     lowercased_signature: str
     tokenized: float
+    tokenized_lowercased: float
 
     def lines(self) -> list[str]:
         return [f"sacreBLEU (cased):       {self.cased:.2f}  {self.cased_signature}",
                 f"sacreBLEU (lowercased):  {self.lowercased:.2f}  {self.lowercased_signature}",
                 f"tokenized BLEU (paper):  {self.tokenized:.2f}  "
-                "(Moses tokens, compounds split, multi-bleu)"]
+                "(Moses tokens, compounds split, multi-bleu)",
+                f"tokenized BLEU (lowercased): {self.tokenized_lowercased:.2f}  "
+                "(the same, multi-bleu -lc: Multi30k papers' number)"]
 
 
 def bleu_report(hyps: Sequence[str], refs: Sequence[str], language: str = "de") -> BleuReport:
-    """Cased and lowercased sacreBLEU plus the paper's tokenized BLEU."""
+    """Cased and lowercased sacreBLEU plus the paper's tokenized BLEU, cased and lowercased."""
     cased, cased_sig = sacre_bleu(hyps, refs)
     lower, lower_sig = sacre_bleu(hyps, refs, lowercase=True)
-    return BleuReport(cased, cased_sig, lower, lower_sig, tokenized_bleu(hyps, refs, language))
+    return BleuReport(cased, cased_sig, lower, lower_sig, tokenized_bleu(hyps, refs, language),
+                      tokenized_bleu(hyps, refs, language, lowercase=True))
 
 
 @dataclasses.dataclass(frozen=True)
