@@ -92,6 +92,20 @@ def average_checkpoints(checkpoint_paths: Sequence[str], output_path: str) -> No
                       shape_and_slices=[""] * len(names), tensors=tensors)
 
 
+def _write_checkpoint_state(directory: str, name: str) -> None:
+    """``DIRECTORY/checkpoint`` naming ``name`` (relative), as CheckpointManager writes it.
+
+    The CheckpointState text format, written directly: TF's writer for it outside
+    CheckpointManager (tf.compat.v1.train.update_checkpoint_state) is deprecated
+    and warns on every call.
+    """
+    state = f'model_checkpoint_path: "{name}"\nall_model_checkpoint_paths: "{name}"\n'
+    path = os.path.join(directory, "checkpoint")
+    with tf.io.gfile.GFile(path + ".tmp", "w") as f:
+        f.write(state)
+    tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
+
+
 def average_last_checkpoints(model_dir: str, output_dir: str, n: int = 5) -> AveragedCheckpoint:
     """Averages the last ``n`` checkpoints of ``model_dir`` into ``output_dir``.
 
@@ -110,10 +124,7 @@ def average_last_checkpoints(model_dir: str, output_dir: str, n: int = 5) -> Ave
                        n, model_dir, len(sources))
     output_path = os.path.join(output_dir, os.path.basename(sources[-1]))
     average_checkpoints(sources, output_path)
-    # An absolute dir: TF reads a relative dir with a bare name as relative to the cwd.
-    tf.compat.v1.train.update_checkpoint_state(
-        os.path.abspath(output_dir), os.path.basename(output_path),
-        all_model_checkpoint_paths=[os.path.basename(output_path)])
+    _write_checkpoint_state(output_dir, os.path.basename(output_path))
     hparams = os.path.join(model_dir, HPARAMS_FILE)
     if tf.io.gfile.exists(hparams):
         tf.io.gfile.copy(hparams, os.path.join(output_dir, HPARAMS_FILE), overwrite=True)
