@@ -1,0 +1,99 @@
+"""Choose checkpoint averaging, beam size and alpha on a dev set, in one process.
+
+    python benchmarks/sweep_decode.py --output_dir=runs/wu_ende/train \
+        --source=runs/wu_ende/eval/translate_ende_multi30k.dev.en \
+        --reference=runs/wu_ende/eval/translate_ende_multi30k.dev.de \
+        --averages=5,10,20 --beams=4,5,8 --alphas=0.4,0.6,0.8,1.0 \
+        --score_line="tokenized BLEU (lowercased)"
+
+For each count N in --averages the last N checkpoints of --output_dir are
+averaged (into a temporary folder), then --source is decoded with every beam
+size and alpha and scored against --reference with the problem's metric; one
+table row per setting, best first. Tune on the dev split only: the test set
+is for reporting the settings chosen here.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import tempfile
+import time
+
+from t2t_lite import experiment as experiment_lib
+from t2t_lite import registry
+from t2t_lite.decoding import decoder
+from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.metrics.scoring import score_decodes
+from t2t_lite.training.averaging import average_last_checkpoints
+from t2t_lite.training.checkpoints import restore_model
+
+NUMBER = re.compile(r"[-+]?\d+\.\d+")
+
+
+def headline(report: list[str], label: str) -> float:
+    """The first decimal number on the report line that starts with ``label``
+    (or on the report's first line, the metric's headline, when ``label`` is empty)."""
+    lines = [line for line in report if line.startswith(label)] if label else report[:1]
+    if not lines:
+        raise SystemExit(f"no report line starts with {label!r}; the report was:\n"
+                         + "\n".join(report))
+    return float(NUMBER.search(lines[0][len(label):]).group())
+
+
+def floats(text: str) -> list[float]:
+    return [float(x) for x in text.split(",")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--output_dir", required=True, help="the training folder")
+    parser.add_argument("--source", required=True, help="dev inputs, one a line")
+    parser.add_argument("--reference", required=True, help="dev references, line-aligned")
+    parser.add_argument("--averages", default="1,5,10", help="checkpoint counts to average")
+    parser.add_argument("--beams", default="4", help="beam sizes")
+    parser.add_argument("--alphas", default="0.6", help="length-penalty alphas")
+    parser.add_argument("--decode_hparams", default="batch_size=64",
+                        help="the other decode hparams, as t2t-decoder takes them")
+    parser.add_argument("--score_line", default="",
+                        help="which report line to rank by (default: the metric's first)")
+    args = parser.parse_args()
+
+    registry.load_builtins()
+    experiment = experiment_lib.resolve(None, None, None, "", None, args.output_dir,
+                                        must_exist=True)
+    problem = experiment.problem
+    encoders = problem.feature_encoders(experiment.data_dir)
+    codecs = {"encoder": encoders["inputs"], "target_encoder": encoders["targets"]}
+    model = experiment.build_model()
+    rows = []
+    print("| averaged | beam | alpha | score | seconds |\n| --- | --- | --- | --- | --- |")
+    for count in (int(n) for n in args.averages.split(",")):
+        with tempfile.TemporaryDirectory() as average_dir:
+            averaged = average_last_checkpoints(args.output_dir, average_dir, count)
+            restore_model(model, average_dir, averaged.path)
+            for beam in (int(b) for b in args.beams.split(",")):
+                for alpha in floats(args.alphas):
+                    hparams = decoder.decode_hparams(
+                        f"{args.decode_hparams},beam_size={beam},alpha={alpha}".strip(","),
+                        problem.decode_hparams_defaults())
+                    search = BeamSearchDecoder(model, beam, alpha,
+                                               constraint=problem.decode_constraint(
+                                                   experiment.data_dir))
+                    started = time.perf_counter()
+                    outputs, references = decoder.decode_from_file(
+                        args.source, f"{average_dir}/dev.decoded", search_fn=search,
+                        hparams=hparams, postprocess=problem.postprocess_decode,
+                        reference_path=args.reference, **codecs)
+                    seconds = time.perf_counter() - started
+                    score = headline(score_decodes(problem, outputs, references),
+                                     args.score_line)
+                    rows.append((score, count, beam, alpha))
+                    print(f"| {count} | {beam} | {alpha} | {score:.2f} | {seconds:.0f} |",
+                          flush=True)
+    score, count, beam, alpha = max(rows)
+    print(f"best on {args.source}: {score:.2f} with the last {count} checkpoints averaged, "
+          f"beam {beam}, alpha {alpha}")
+
+
+if __name__ == "__main__":
+    main()
