@@ -15,6 +15,10 @@ optimizer       optimizer ("adam", "sgd" or "adadelta"), optimizer_adam_beta1 /
                 beta2 / epsilon, optimizer_adadelta_rho / epsilon,
                 clip_grad_norm (rescale the gradient, all replicas summed, to
                 this global norm when it is larger; 0 = off)
+data            word_dropout (alpha of Kiperwasser & Goldberg's word dropout: a
+                training input word seen c times becomes <UNK> with probability
+                alpha / (alpha + c); 0 = off; problems with a word-level
+                vocabulary only, others refuse it; see t2t_lite/data/word_dropout.py)
 faults          skip_nonfinite_steps (a step whose loss or gradient is NaN or Inf is
                 skipped, the weights untouched, instead of stopping the run)
 speed           dtype ("float32"; "mixed_bfloat16" or "mixed_float16": Keras
@@ -40,6 +44,7 @@ def basic_params() -> HParams:
         length_bucket_step=1.1,
         gradient_accumulation_steps=1,
         label_smoothing=0.1,
+        word_dropout=0.0,
         loss_normalizer="tokens",
         optimizer="adam",
         optimizer_adam_beta1=0.9,

@@ -55,9 +55,12 @@ import tensorflow as tf
 
 from t2t_lite.data.encoders import NUM_RESERVED_IDS, RESERVED_TOKENS, TokenTextEncoder
 from t2t_lite.data.problem import Text2TextProblem
+from t2t_lite.data.word_dropout import (Augment, input_token_counts, unk_probabilities,
+                                        word_dropout)
+from t2t_lite.hparam import HParams
 from t2t_lite.parsing.graph_trees import graph_delinearize
-from t2t_lite.parsing.linearize import (CLOSE, OPEN, WORD_SLOT, SlotToken, delinearize,
-                                        linearize, linearize_example)
+from t2t_lite.parsing.linearize import (CLOSE, OPEN, WORD_SLOT, Kind, SlotToken, delinearize,
+                                        linearize, linearize_example, token_kinds)
 from t2t_lite.parsing.tree_constraint import TreeConstraint
 from t2t_lite.parsing.trees import (ROOT_LABEL, Tree, TreebankFormatError, file_range_files,
                                     parse_tree_line, preprocess, read_treebank,
@@ -132,6 +135,19 @@ class ParsingProblem(Text2TextProblem):
     def decode_hparams_defaults(self) -> dict:
         """The paper's parsing settings: beam 21, alpha 0.3, max length input + 300."""
         return {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
+
+    def training_augmentation(self, data_dir: str, hparams: HParams) -> Augment | None:
+        """Word dropout (``hparams.word_dropout`` is its alpha; 0 = none): rare training
+        words become ``<UNK>`` in the input and, in lexicalized targets, in their slot."""
+        if not hparams.word_dropout:
+            return None
+        encoder = self.feature_encoders(data_dir)["inputs"]
+        counts = input_token_counts(self.dataset("train", data_dir), encoder.vocab_size)
+        probabilities = unk_probabilities(counts, hparams.word_dropout, encoder.oov_id)
+        target_words = None
+        if self.lexical_targets:
+            target_words = token_kinds(encoder.tokens, slot_token=self.slot_token) == Kind.WORD
+        return word_dropout(probabilities, encoder.oov_id, target_words)
 
     def decode_constraint(self, data_dir: str) -> TreeConstraint:
         """Beam search produces only well-formed trees with one word slot per input word."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from t2t_lite.data.encoders import PAD_ID
+from t2t_lite.data.word_dropout import Augment
 
 _MIN_BUCKET_LENGTH = 8
 
@@ -38,14 +39,17 @@ def _example_length(example: dict[str, tf.Tensor]) -> tf.Tensor:
 
 def batch_examples(dataset: tf.data.Dataset, batch_size_tokens: int, max_length: int,
                    training: bool, shuffle_buffer: int = 10000,
-                   seed: int | None = None, length_bucket_step: float = 1.1) -> tf.data.Dataset:
+                   seed: int | None = None, length_bucket_step: float = 1.1,
+                   augment: Augment | None = None) -> tf.data.Dataset:
     """Padded batches ``{"inputs": int32[B, S], "targets": int32[B, T]}`` with B*max(S, T)
     at most ``batch_size_tokens``.
 
     Examples with a side longer than ``max_length``, or than ``batch_size_tokens``
     (no batch could hold them), are dropped; ``max_length=0`` leaves only the
     latter limit, as in T2T. Training shuffles examples and repeats forever; otherwise every kept
-    example appears once, in a deterministic order.
+    example appears once, in a deterministic order. ``augment`` (training only)
+    changes each example as it is read, seeded by ``seed`` and the example's
+    position in the repeated stream: other draws each epoch, the same ones each run.
     """
     if batch_size_tokens < 1:
         raise ValueError(f"batch_size_tokens must be positive, got {batch_size_tokens}")
@@ -57,6 +61,11 @@ def batch_examples(dataset: tf.data.Dataset, batch_size_tokens: int, max_length:
     if training:
         dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
         dataset = dataset.repeat()
+        if augment is not None:
+            dataset = dataset.enumerate().map(
+                lambda index, example: augment(
+                    example, tf.stack([tf.constant(seed or 0, tf.int64), index])),
+                num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     uppers = bucket_upper_lengths(limit, length_bucket_step)
     dataset = dataset.bucket_by_sequence_length(
         element_length_func=_example_length,

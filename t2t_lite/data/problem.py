@@ -23,6 +23,8 @@ import tensorflow as tf
 from t2t_lite import registry
 from t2t_lite.data import tfrecords
 from t2t_lite.data.encoders import EOS_ID, ByteTextEncoder, TextEncoder
+from t2t_lite.data.word_dropout import Augment
+from t2t_lite.hparam import HParams, HParamsError
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +94,19 @@ class Problem(abc.ABC):
         ``out_dir`` (``t2t-datagen --eval_files_dir``); returns their two paths, for
         ``t2t-decoder --decode_from_file=SOURCE --decode_reference=REFERENCE``."""
         raise ValueError(f"problem {self.name} has no raw evaluation files to write")
+
+    def training_augmentation(self, data_dir: str, hparams: HParams) -> Augment | None:
+        """A random change of each training example, drawn afresh each time it is read
+        (``batch_examples`` applies it after shuffling), or None.
+
+        None here; ``word_dropout`` needs a word-level vocabulary, so a problem
+        without one refuses it rather than train as if it were off.
+        """
+        if hparams.word_dropout:
+            raise HParamsError(f"word_dropout={hparams.word_dropout}: problem {self.name} has "
+                               "no word-level vocabulary to drop words from (the parsing "
+                               "problems have one); leave word_dropout at 0")
+        return None
 
     def decode_constraint(self, data_dir: str) -> object | None:
         """A ``t2t_lite.decoding.constraints.DecodeConstraint`` restricting which tokens

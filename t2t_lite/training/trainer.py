@@ -137,9 +137,13 @@ class Trainer:
         # A run resumed without an input state (RunCheckpoints) is seeded by its
         # step too, so that it does not replay the data order of the run's start.
         step = 0 if self.checkpoints.has_input_state(self.step) else self.step
+        augment = (self.experiment.problem.training_augmentation(self.experiment.data_dir,
+                                                                 self.hparams)
+                   if training else None)
         return batch_examples(dataset, tokens, self.hparams.max_length, training,
                               seed=self.options.seed + step,
-                              length_bucket_step=self.hparams.length_bucket_step)
+                              length_bucket_step=self.hparams.length_bucket_step,
+                              augment=augment)
 
     # ----- one optimizer step -----
     def _replica_step(self, batches: list[dict]
