@@ -8,15 +8,24 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from t2t_lite.bin import common
+
+if TYPE_CHECKING:  # the heavy imports wait until a command runs
+    import keras
+
+    from t2t_lite.experiment import Experiment
 
 
 def parser() -> argparse.ArgumentParser:
     p = common.CommandParser(prog="t2t-decoder", description=__doc__)
     common.add_registry_flags(p, required=False)
     p.add_argument("--checkpoint_path", help="a checkpoint prefix (default: the latest)")
+    p.add_argument("--ensemble", default="",
+                   help="other t2t-trainer output dirs (comma-separated) of the same problem "
+                        "and vocabulary: each step's distribution is the mean of theirs and "
+                        "--output_dir's (each dir's latest checkpoint; average it first)")
     p.add_argument("--decode_hparams", default="",
                    help="e.g. 'beam_size=4,alpha=0.6,extra_length=50,batch_size=32,"
                         "return_beams=false'")
@@ -38,6 +47,25 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def ensemble_member(experiment: "Experiment", output_dir: str) -> "keras.Model":
+    """The model trained in ``output_dir`` (its latest checkpoint), refused unless it
+    shares ``experiment``'s problem and vocabulary."""
+    from t2t_lite import experiment as experiment_lib
+    from t2t_lite.training.checkpoints import restore_model
+
+    member = experiment_lib.resolve(None, None, None, "", None, output_dir, must_exist=True)
+    if member.problem.name != experiment.problem.name:
+        raise ValueError(f"--ensemble: {output_dir} holds a {member.problem.name} model, "
+                         f"not {experiment.problem.name}")
+    if (experiment_lib.vocab_fingerprint(member.problem, member.data_dir)
+            != experiment_lib.vocab_fingerprint(experiment.problem, experiment.data_dir)):
+        raise ValueError(f"--ensemble: {output_dir} was trained with another vocabulary "
+                         f"than {experiment.output_dir}; ensembled models must share one")
+    model = member.build_model()
+    restore_model(model, output_dir)
+    return model
+
+
 def decode(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
     if common.load_registrations(args):
@@ -53,10 +81,13 @@ def decode(argv: Sequence[str] | None) -> int:
                          "--score_file=FILE")
     if args.decode_reference and not args.decode_from_file:
         raise ValueError("--decode_reference needs --decode_from_file")
+    if args.ensemble and args.score_file:
+        raise ValueError("--score_file scores one model: leave out --ensemble")
     from t2t_lite import experiment as experiment_lib
     from t2t_lite.data.text_files import write_lines_atomically
     from t2t_lite.decoding import decoder
     from t2t_lite.decoding.beam_search import BeamSearchDecoder
+    from t2t_lite.decoding.ensemble import Ensemble
     from t2t_lite.decoding.likelihood import target_log_probs
     from t2t_lite.metrics.scoring import score_decodes
     from t2t_lite.training.checkpoints import restore_model
@@ -78,7 +109,10 @@ def decode(argv: Sequence[str] | None) -> int:
         write_lines_atomically(output_path, (f"{score:.6f}" for score in scores))
         print(f"scored {len(scores)} lines of {args.score_file} to {output_path}")
         return 0
-    search = BeamSearchDecoder(model, hparams.beam_size, hparams.alpha,
+    members = [ensemble_member(experiment, other_dir)
+               for other_dir in filter(None, args.ensemble.split(","))]
+    search = BeamSearchDecoder(Ensemble([model, *members]) if members else model,
+                               hparams.beam_size, hparams.alpha,
                                constraint=problem.decode_constraint(experiment.data_dir),
                                jit_compile=experiment.hparams.xla)
     if args.decode_interactive:

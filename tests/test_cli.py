@@ -171,6 +171,41 @@ def test_decode_from_file_writes_each_lines_decode_in_place(trained, tmp_path):
         " ".join("1" * 7), "", " ".join("1" * 9), " ".join("1" * 5), " ".join("1" * 6), ""]
 
 
+def test_ensemble_decodes_with_every_members_latest_checkpoint(trained, tmp_path, capsys):
+    data_dir, output_dir = trained
+    source = tmp_path / "in.txt"
+    source.write_text("0 1 1\n1\n")
+    member = tmp_path / "member"
+    shutil.copytree(output_dir, member)
+    constant_model_checkpoint(str(member), member)  # the member's latest checkpoint
+    target = tmp_path / "out.txt"
+    flags = [f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
+             f"--decode_from_file={source}", f"--decode_to_file={target}",
+             "--decode_hparams=beam_size=2,alpha=0.6,extra_length=3,batch_size=1"]
+    # Two copies of the constant model: their mean is the constant model's.
+    assert t2t_decoder.main(flags + [
+        f"--checkpoint_path={constant_model_checkpoint(output_dir, tmp_path)}",
+        f"--ensemble={member}"]) == 0
+    assert target.read_text().split("\n") == [" ".join("1" * 7), " ".join("1" * 5), ""]
+    # Members of another vocabulary or problem are refused before decoding.
+    other_data = tmp_path / "other_data"
+    shutil.copytree(data_dir, other_data)
+    vocab = next(other_data.glob("vocab.*"))
+    tokens = vocab.read_text().splitlines()
+    tokens[-1], tokens[-2] = tokens[-2], tokens[-1]
+    vocab.write_text("\n".join(tokens) + "\n")
+    record = json.loads((member / "hparams.json").read_text())
+    # (No fingerprint in its record, as in runs older than the record's fingerprint.)
+    (member / "hparams.json").write_text(json.dumps(
+        {**record, "data_dir": str(other_data), "vocab_fingerprint": None}))
+    target.unlink()
+    line = error_of(capsys, t2t_decoder.main, flags + [f"--ensemble={member}"])
+    assert f"{member} was trained with another vocabulary" in line and not target.exists()
+    line = error_of(capsys, t2t_decoder.main, [f"--output_dir={output_dir}",
+                                               f"--score_file={source}", f"--ensemble={member}"])
+    assert "--score_file scores one model" in line
+
+
 def test_decode_non_utf8_names_line_and_keeps_output(trained, tmp_path, capsys):
     _, output_dir = trained
     source = tmp_path / "bad.txt"

@@ -1,0 +1,80 @@
+"""Ensemble: several trained models decoded as one, as fairseq's ``--path a.pt:b.pt``.
+
+At each step the ensemble's next-token distribution is the mean of its
+models' distributions (the probabilities, not the logits, are averaged), so
+beam search, greedy search and decode constraints run on it unchanged: it
+implements the decoding half of the ``Seq2SeqModel`` interface
+(``t2t_lite/models/base.py``). Each model keeps its own encoding and decode
+state, under keys prefixed with its index (``"0/keys"``), so models of any
+kind or shape combine as long as they share the vocabulary.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import tensorflow as tf
+
+
+def _prefixed(index: int, values: dict) -> dict:
+    return {f"{index}/{key}": value for key, value in values.items()}
+
+
+class Ensemble:
+    """The mean next-token distribution of ``models`` (each a decoding ``Seq2SeqModel``)."""
+
+    def __init__(self, models: Sequence[Any]):
+        if not models:
+            raise ValueError("an ensemble needs at least one model")
+        sizes = sorted({model.vocab_size for model in models})
+        if len(sizes) > 1:
+            raise ValueError(f"ensemble models must share one vocabulary; their vocabulary "
+                             f"sizes differ: {sizes}")
+        self.models = list(models)
+        self.vocab_size = sizes[0]
+
+    @property
+    def max_positions(self) -> int | None:
+        """The fewest positions any member learned (None when all are unbounded)."""
+        limits = [m.max_positions for m in self.models
+                  if getattr(m, "max_positions", None) is not None]
+        return min(limits) if limits else None
+
+    def _part(self, index: int, values: dict) -> dict:
+        prefix = f"{index}/"
+        return {key[len(prefix):]: value for key, value in values.items()
+                if key.startswith(prefix)}
+
+    def encode(self, inputs: tf.Tensor, training: bool = False) -> dict[str, tf.Tensor]:
+        encoded = {}
+        for index, model in enumerate(self.models):
+            encoded.update(_prefixed(index, model.encode(inputs, training=training)))
+        return encoded
+
+    def initial_decode_state(self, encoded: dict[str, tf.Tensor],
+                             max_decode_length: tf.Tensor) -> dict[str, Any]:
+        state = {}
+        for index, model in enumerate(self.models):
+            state.update(_prefixed(index, model.initial_decode_state(
+                self._part(index, encoded), max_decode_length)))
+        return state
+
+    def fixed_decode_state_keys(self) -> frozenset[str]:
+        return frozenset(f"{index}/{key}" for index, model in enumerate(self.models)
+                         for key in model.fixed_decode_state_keys())
+
+    def decode_step(self, ids: tf.Tensor, step: tf.Tensor,
+                    state: dict[str, Any]) -> tuple[tf.Tensor, dict[str, Any]]:
+        """-> (log of the mean of the models' probabilities [B, V], the new state).
+
+        Log-probabilities are logits too: the search's log-softmax leaves them as
+        they are."""
+        log_probs, new_state = [], {}
+        for index, model in enumerate(self.models):
+            logits, model_state = model.decode_step(ids, step, self._part(index, state))
+            log_probs.append(tf.nn.log_softmax(tf.cast(logits, tf.float32)))
+            new_state.update(_prefixed(index, model_state))
+        if len(log_probs) == 1:
+            return log_probs[0], new_state
+        mean = tf.reduce_logsumexp(tf.stack(log_probs), axis=0) - math.log(len(log_probs))
+        return mean, new_state
