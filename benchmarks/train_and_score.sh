@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Train PROBLEM for MINUTES minutes on this machine (a checkpoint every SAVE_STEPS
-# steps, default 500), average the last AVERAGE (default 5) checkpoints, decode
+# Train PROBLEM for MINUTES minutes on this machine (HPARAMS_SET with the
+# overrides in HPARAMS, if any; a checkpoint every SAVE_STEPS steps, default
+# 500), average the last AVERAGE (default 5) checkpoints, decode
 # EVAL_SPLIT with beam search and print the problem's score
 # (BLEU for translation, EVALB F1 for parsing) and the wall time. Used by
 # translate_multi30k.sh and parse_ptb_sample.sh, which set the variables.
@@ -12,12 +13,14 @@ ROOT=${ROOT:-runs/$PROBLEM}
 DECODE=${DECODE:-batch_size=32}
 SAVE_STEPS=${SAVE_STEPS:-500}
 AVERAGE=${AVERAGE:-5}
+HPARAMS=${HPARAMS:-}
 start=$(date +%s)
 
 read -r src ref < <(t2t-datagen --problem="$PROBLEM" --data_dir="$ROOT/data" \
     --tmp_dir="$RAW_DIR" --eval_files_dir="$ROOT/eval" --eval_split="$EVAL_SPLIT" |
     awk '/^eval files:/ {print $3, $4}')
 t2t-trainer --problem="$PROBLEM" --model=transformer --hparams_set="$HPARAMS_SET" \
+    --hparams="$HPARAMS" \
     --data_dir="$ROOT/data" --output_dir="$ROOT/train" --train_steps=1000000 \
     --train_minutes="$MINUTES" --save_checkpoints_steps="$SAVE_STEPS" --keep_checkpoint_max=60 \
     --eval_every_steps=1000 --eval_batches=20
