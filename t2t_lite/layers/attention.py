@@ -30,6 +30,18 @@ def causal_bias(length: tf.Tensor) -> tf.Tensor:
     return ((1.0 - visible) * MASK_VALUE)[None, None]
 
 
+def _write_position(buffer: tf.Tensor, update: tf.Tensor, position: tf.Tensor) -> tf.Tensor:
+    """``buffer[:, :, position] = update[:, :, 0]`` for [B, h, L, d] / [B, h, 1, d].
+
+    A scatter of the B*h rows, which XLA performs in place on a loop's buffer,
+    instead of a select that reads and writes all L positions every step.
+    """
+    batch, heads = tf.shape(buffer)[0], tf.shape(buffer)[1]
+    b, h = tf.meshgrid(tf.range(batch), tf.range(heads), indexing="ij")
+    at = tf.stack([b, h, tf.fill(tf.shape(b), tf.cast(position, tf.int32))], axis=-1)
+    return tf.tensor_scatter_nd_update(buffer, at, update[:, :, 0])
+
+
 def _dense(x: tf.Tensor, kernel: tf.Tensor) -> tf.Tensor:
     """[..., d_in] x [d_in, d_out] as one 2-D matmul between two reshapes: fewer
     ops than tf.tensordot builds for dynamic leading dimensions (its shape
@@ -157,10 +169,9 @@ class SelfAttention(MultiHeadAttention):
             cache = {"keys": tf.concat([cache["keys"], keys], axis=2),
                      "values": tf.concat([cache["values"], values], axis=2)}
             return self.attend(queries, cache["keys"], cache["values"], None), cache
+        cache = {"keys": _write_position(cache["keys"], keys, position),
+                 "values": _write_position(cache["values"], values, position)}
         indices = tf.range(tf.shape(cache["keys"])[2])
-        at_position = tf.equal(indices, position)[None, None, :, None]
-        cache = {"keys": tf.where(at_position, keys, cache["keys"]),
-                 "values": tf.where(at_position, values, cache["values"])}
         bias = tf.where(indices <= position, 0.0, MASK_VALUE)[None, None, None, :]
         return self.attend(queries, cache["keys"], cache["values"], bias), cache
 
