@@ -64,6 +64,7 @@ def main() -> None:
     problem = experiment.problem
     encoders = problem.feature_encoders(experiment.data_dir)
     codecs = {"encoder": encoders["inputs"], "target_encoder": encoders["targets"]}
+    constraint = problem.decode_constraint(experiment.data_dir)
     model = experiment.build_model()
     rows = []
     print("| averaged | beam | alpha | score | seconds |\n| --- | --- | --- | --- | --- |")
@@ -76,9 +77,7 @@ def main() -> None:
                     hparams = decoder.decode_hparams(
                         f"{args.decode_hparams},beam_size={beam},alpha={alpha}".strip(","),
                         problem.decode_hparams_defaults())
-                    search = BeamSearchDecoder(model, beam, alpha,
-                                               constraint=problem.decode_constraint(
-                                                   experiment.data_dir))
+                    search = BeamSearchDecoder(model, beam, alpha, constraint=constraint)
                     started = time.perf_counter()
                     outputs, references = decoder.decode_from_file(
                         args.source, f"{average_dir}/dev.decoded", search_fn=search,

@@ -30,16 +30,12 @@ def causal_bias(length: tf.Tensor) -> tf.Tensor:
     return ((1.0 - visible) * MASK_VALUE)[None, None]
 
 
-def _write_position(buffer: tf.Tensor, update: tf.Tensor, position: tf.Tensor) -> tf.Tensor:
-    """``buffer[:, :, position] = update[:, :, 0]`` for [B, h, L, d] / [B, h, 1, d].
-
-    A scatter of the B*h rows, which XLA performs in place on a loop's buffer,
-    instead of a select that reads and writes all L positions every step.
-    """
+def _position_rows(buffer: tf.Tensor, position: tf.Tensor) -> tf.Tensor:
+    """int32 [B, h, 3]: the index (b, head, position) of every row a step writes
+    into a [B, h, L, d] cache buffer (the same for its keys and its values)."""
     batch, heads = tf.shape(buffer)[0], tf.shape(buffer)[1]
     b, h = tf.meshgrid(tf.range(batch), tf.range(heads), indexing="ij")
-    at = tf.stack([b, h, tf.fill(tf.shape(b), tf.cast(position, tf.int32))], axis=-1)
-    return tf.tensor_scatter_nd_update(buffer, at, update[:, :, 0])
+    return tf.stack([b, h, tf.fill(tf.shape(b), tf.cast(position, tf.int32))], axis=-1)
 
 
 def _dense(x: tf.Tensor, kernel: tf.Tensor) -> tf.Tensor:
@@ -169,8 +165,11 @@ class SelfAttention(MultiHeadAttention):
             cache = {"keys": tf.concat([cache["keys"], keys], axis=2),
                      "values": tf.concat([cache["values"], values], axis=2)}
             return self.attend(queries, cache["keys"], cache["values"], None), cache
-        cache = {"keys": _write_position(cache["keys"], keys, position),
-                 "values": _write_position(cache["values"], values, position)}
+        # A scatter of the step's B*h rows, which XLA performs in place on the loop's
+        # buffer, instead of a select that reads and writes all L positions.
+        rows = _position_rows(cache["keys"], position)
+        cache = {"keys": tf.tensor_scatter_nd_update(cache["keys"], rows, keys[:, :, 0]),
+                 "values": tf.tensor_scatter_nd_update(cache["values"], rows, values[:, :, 0])}
         indices = tf.range(tf.shape(cache["keys"])[2])
         bias = tf.where(indices <= position, 0.0, MASK_VALUE)[None, None, None, :]
         return self.attend(queries, cache["keys"], cache["values"], bias), cache

@@ -109,9 +109,18 @@ def tokenized_bleu(hyps: Sequence[str], refs: Sequence[str], language: str = "de
     literature reports (e.g. fairseq's on tokenized lowercased text).
     """
     _check_parallel(hyps, refs)
+    return _multi_bleu(*_paper_tokenized(hyps, refs, language), lowercase)
+
+
+def _paper_tokenized(hyps: Sequence[str], refs: Sequence[str],
+                     language: str) -> tuple[list[str], list[str]]:
+    return ([paper_tokenize(h, language) for h in hyps],
+            [paper_tokenize(r, language) for r in refs])
+
+
+def _multi_bleu(tokenized_hyps: list[str], tokenized_refs: list[str], lowercase: bool) -> float:
+    """multi-bleu.perl (``-lc`` when ``lowercase``) on already tokenized text."""
     metric = BLEU(tokenize="none", smooth_method="none", force=True, lowercase=lowercase)
-    tokenized_hyps = [paper_tokenize(h, language) for h in hyps]
-    tokenized_refs = [paper_tokenize(r, language) for r in refs]
     return metric.corpus_score(tokenized_hyps, [tokenized_refs]).score
 
 
@@ -138,8 +147,9 @@ def bleu_report(hyps: Sequence[str], refs: Sequence[str], language: str = "de") 
     """Cased and lowercased sacreBLEU plus the paper's tokenized BLEU, cased and lowercased."""
     cased, cased_sig = sacre_bleu(hyps, refs)
     lower, lower_sig = sacre_bleu(hyps, refs, lowercase=True)
-    return BleuReport(cased, cased_sig, lower, lower_sig, tokenized_bleu(hyps, refs, language),
-                      tokenized_bleu(hyps, refs, language, lowercase=True))
+    tokenized = _paper_tokenized(hyps, refs, language)  # once for both tokenized scores
+    return BleuReport(cased, cased_sig, lower, lower_sig, _multi_bleu(*tokenized, False),
+                      _multi_bleu(*tokenized, True))
 
 
 @dataclasses.dataclass(frozen=True)
