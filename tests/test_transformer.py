@@ -114,6 +114,21 @@ def test_decode_state_has_batch_leading_dim_growing_caches_and_a_fixed_memory():
         assert new_state[key] is state[key]
 
 
+def test_a_decode_step_runs_no_shape_arithmetic():
+    """A decode step runs once per output token, so every op in it counts (see
+    t2t_lite/layers/projection.py): with only the batch unknown, no reshape in
+    it may need the tensor's runtime shape."""
+    model = tiny_model()
+    state = model.initial_decode_state(model.encode(INPUTS), tf.constant(6))
+    state_spec = {key: tf.TensorSpec([None, *value.shape[1:2], None, *value.shape[3:]]
+                                     if value.shape.rank == 4 else [None, None], value.dtype)
+                  for key, value in state.items()}
+    step = tf.function(model.decode_step).get_concrete_function(
+        tf.TensorSpec([None], tf.int32), tf.TensorSpec([], tf.int32), state_spec)
+    ops = [op.type for op in step.graph.get_operations()]
+    assert "Shape" not in ops and "Prod" not in ops, sorted(set(ops))
+
+
 def test_beams_of_one_input_reorder_all_but_the_fixed_state():
     """What beam search does: gather the changing state along axis 0 within the
     beams of an input, and leave the fixed part (one per input) in place."""

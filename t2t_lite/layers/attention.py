@@ -15,6 +15,8 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from t2t_lite.layers.projection import leading_dims, project
+
 # exp(-1e9 - max) underflows to exactly 0 in float32, so masked keys get no weight.
 MASK_VALUE = -1e9
 
@@ -36,15 +38,6 @@ def _position_rows(buffer: tf.Tensor, position: tf.Tensor) -> tf.Tensor:
     batch, heads = tf.shape(buffer)[0], tf.shape(buffer)[1]
     b, h = tf.meshgrid(tf.range(batch), tf.range(heads), indexing="ij")
     return tf.stack([b, h, tf.fill(tf.shape(b), tf.cast(position, tf.int32))], axis=-1)
-
-
-def _dense(x: tf.Tensor, kernel: tf.Tensor) -> tf.Tensor:
-    """[..., d_in] x [d_in, d_out] as one 2-D matmul between two reshapes: fewer
-    ops than tf.tensordot builds for dynamic leading dimensions (its shape
-    arithmetic and transpose run at every decode step)."""
-    kernel = tf.cast(kernel, x.dtype)
-    flat = tf.matmul(tf.reshape(x, [-1, kernel.shape[0]]), kernel)
-    return tf.reshape(flat, tf.concat([tf.shape(x)[:-1], [kernel.shape[1]]], axis=0))
 
 
 class MultiHeadAttention(keras.layers.Layer):
@@ -80,8 +73,9 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def _split_heads(self, x: tf.Tensor, depth: int) -> tf.Tensor:
         """[B, L, h*depth] -> [B, h, L, depth]."""
-        shape = tf.shape(x)
-        x = tf.reshape(x, [shape[0], shape[1], self.num_heads, depth])
+        if x.shape[1] == 1:  # a decode step: moving a length-1 axis is only a reshape
+            return tf.reshape(x, leading_dims(x, trailing=2) + [self.num_heads, 1, depth])
+        x = tf.reshape(x, leading_dims(x) + [self.num_heads, depth])
         return tf.transpose(x, [0, 2, 1, 3])
 
     def _split_keys_values(self, keys_values: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
@@ -104,10 +98,13 @@ class MultiHeadAttention(keras.layers.Layer):
         # softmax in float32 even under mixed precision; the weights returned are those.
         probabilities = tf.nn.softmax(logits)
         weights = self.weights_dropout(tf.cast(probabilities, values.dtype), training=training)
-        heads = tf.transpose(tf.matmul(weights, values), [0, 2, 1, 3])  # [B, Lq, h, d_v]
-        shape = tf.shape(heads)
-        merged = tf.reshape(heads, [shape[0], shape[1], self.value_channels])
-        output = _dense(merged, self.output_kernel)
+        heads = tf.matmul(weights, values)  # [B, h, Lq, d_v]
+        if heads.shape[2] == 1:  # a decode step: [B, h, 1, d_v] is [B, 1, h, d_v] in memory
+            merged = tf.reshape(heads, leading_dims(heads, trailing=3) + [1, self.value_channels])
+        else:
+            heads = tf.transpose(heads, [0, 2, 1, 3])  # [B, Lq, h, d_v]
+            merged = tf.reshape(heads, leading_dims(heads, trailing=2) + [self.value_channels])
+        output = project(merged, self.output_kernel)
         return (output, probabilities) if return_weights else output
 
     def get_config(self) -> dict:
@@ -127,7 +124,7 @@ class SelfAttention(MultiHeadAttention):
 
     def _project(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         queries, keys_values = tf.split(
-            _dense(x, self.qkv_kernel),
+            project(x, self.qkv_kernel),
             [self.key_channels, self.key_channels + self.value_channels], axis=-1)
         keys, values = self._split_keys_values(keys_values)
         return self._split_heads(queries, self.key_depth), keys, values
@@ -188,7 +185,7 @@ class CrossAttention(MultiHeadAttention):
 
     def project_memory(self, memory: tf.Tensor) -> dict[str, tf.Tensor]:
         """memory [B, S, d_model] -> {"keys": [B, h, S, d_k], "values": [B, h, S, d_v]}."""
-        keys, values = self._split_keys_values(_dense(memory, self.key_value_kernel))
+        keys, values = self._split_keys_values(project(memory, self.key_value_kernel))
         return {"keys": keys, "values": values}
 
     def attend_to_memory(self, x: tf.Tensor, memory_kv: dict[str, tf.Tensor],
@@ -196,7 +193,7 @@ class CrossAttention(MultiHeadAttention):
                          return_weights: bool = False) -> tf.Tensor | tuple[tf.Tensor, tf.Tensor]:
         """Attention from x [B, L, d_model] to keys/values from ``project_memory``
         (and the weights [B, h, L, S] with ``return_weights``)."""
-        queries = self._split_heads(_dense(x, self.query_kernel), self.key_depth)
+        queries = self._split_heads(project(x, self.query_kernel), self.key_depth)
         return self.attend(queries, memory_kv["keys"], memory_kv["values"], bias, training,
                            return_weights)
 

@@ -14,6 +14,8 @@ import math
 import keras
 import tensorflow as tf
 
+from t2t_lite.layers.projection import leading_dims
+
 
 class TokenEmbedding(keras.layers.Layer):
     """A [vocab_size, hidden_size] matrix used as input embedding and softmax.
@@ -43,7 +45,7 @@ class TokenEmbedding(keras.layers.Layer):
         """[..., hidden_size] -> [..., vocab_size] with the transposed matrix."""
         flat = tf.reshape(x, [-1, self.hidden_size])
         logits = tf.matmul(flat, tf.cast(self.embeddings, flat.dtype), transpose_b=True)
-        return tf.reshape(logits, tf.concat([tf.shape(x)[:-1], [self.vocab_size]], 0))
+        return tf.reshape(logits, leading_dims(x) + [self.vocab_size])
 
     def get_config(self) -> dict:
         return {**super().get_config(), "vocab_size": self.vocab_size,
@@ -60,7 +62,7 @@ def sinusoid_position_encoding(positions: tf.Tensor, depth: int) -> tf.Tensor:
     angles = tf.cast(positions, tf.float32)[..., None] * inverse_frequencies
     # Interleave so that even channels hold sines and odd channels cosines.
     pairs = tf.stack([tf.sin(angles), tf.cos(angles)], axis=-1)
-    return tf.reshape(pairs, tf.concat([tf.shape(angles)[:-1], [depth]], 0))
+    return tf.reshape(pairs, leading_dims(angles) + [depth])
 
 
 class SinusoidPositionEncoding(keras.layers.Layer):

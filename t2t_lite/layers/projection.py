@@ -1,0 +1,33 @@
+"""Projections of [..., d] activations, and reshape targets, in as few ops as possible.
+
+A decode step runs every op of the decoder once per output token, so its cost
+on a CPU is as much the number of ops as their arithmetic. ``tf.tensordot``
+(and Keras' Dense on 3-D inputs) builds a transpose and shape arithmetic around
+its matmul, and a reshape target built from ``tf.shape`` adds Shape,
+StridedSlice and Pack or ConcatV2 ops. In a decode step only the batch is
+unknown ([B, 1, d]), so a projection here is one 2-D matmul between two
+reshapes with static targets (-1 for the batch), and no shape op runs at all.
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+
+def leading_dims(x: tf.Tensor, trailing: int = 1) -> list:
+    """``x``'s dimensions but its last ``trailing``, to start a reshape target:
+    known ones as ints and a single unknown one as -1; where two or more are
+    unknown (e.g. batch and length in training), those come from ``tf.shape``."""
+    dims = x.shape.as_list()[:x.shape.rank - trailing]
+    if dims.count(None) <= 1:
+        return [-1 if dim is None else dim for dim in dims]
+    shape = tf.shape(x)
+    return [shape[axis] if dim is None else dim for axis, dim in enumerate(dims)]
+
+
+def project(x: tf.Tensor, kernel: tf.Tensor, bias: tf.Tensor | None = None) -> tf.Tensor:
+    """[..., d_in] x [d_in, d_out] (+ bias [d_out]) as one 2-D matmul between two
+    reshapes, in ``x``'s dtype (the float32 weights cast under mixed precision)."""
+    flat = tf.matmul(tf.reshape(x, [-1, kernel.shape[0]]), tf.cast(kernel, x.dtype))
+    if bias is not None:
+        flat = tf.nn.bias_add(flat, tf.cast(bias, x.dtype))
+    return tf.reshape(flat, leading_dims(x) + [kernel.shape[1]])
