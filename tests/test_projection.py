@@ -36,6 +36,8 @@ def test_project_is_tensordot_plus_bias():
     np.testing.assert_allclose(project(x, kernel, bias), tf.tensordot(x, kernel, 1) + bias,
                                rtol=1e-5, atol=1e-5)
     assert project(tf.cast(x, tf.bfloat16), kernel).dtype == tf.bfloat16
+    np.testing.assert_allclose(project(x, tf.transpose(kernel), transpose_kernel=True),
+                               tf.tensordot(x, kernel, 1), rtol=1e-5, atol=1e-5)
 
 
 def test_layer_norm_matches_keras_and_keeps_its_weight_names():

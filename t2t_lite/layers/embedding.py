@@ -14,7 +14,7 @@ import math
 import keras
 import tensorflow as tf
 
-from t2t_lite.layers.projection import leading_dims
+from t2t_lite.layers.projection import leading_dims, project
 
 
 class TokenEmbedding(keras.layers.Layer):
@@ -43,9 +43,7 @@ class TokenEmbedding(keras.layers.Layer):
 
     def logits(self, x: tf.Tensor) -> tf.Tensor:
         """[..., hidden_size] -> [..., vocab_size] with the transposed matrix."""
-        flat = tf.reshape(x, [-1, self.hidden_size])
-        logits = tf.matmul(flat, tf.cast(self.embeddings, flat.dtype), transpose_b=True)
-        return tf.reshape(logits, leading_dims(x) + [self.vocab_size])
+        return project(x, self.embeddings, transpose_kernel=True)
 
     def get_config(self) -> dict:
         return {**super().get_config(), "vocab_size": self.vocab_size,

@@ -24,10 +24,14 @@ def leading_dims(x: tf.Tensor, trailing: int = 1) -> list:
     return [shape[axis] if dim is None else dim for axis, dim in enumerate(dims)]
 
 
-def project(x: tf.Tensor, kernel: tf.Tensor, bias: tf.Tensor | None = None) -> tf.Tensor:
+def project(x: tf.Tensor, kernel: tf.Tensor, bias: tf.Tensor | None = None,
+            transpose_kernel: bool = False) -> tf.Tensor:
     """[..., d_in] x [d_in, d_out] (+ bias [d_out]) as one 2-D matmul between two
-    reshapes, in ``x``'s dtype (the float32 weights cast under mixed precision)."""
-    flat = tf.matmul(tf.reshape(x, [-1, kernel.shape[0]]), tf.cast(kernel, x.dtype))
+    reshapes, in ``x``'s dtype (the float32 weights cast under mixed precision).
+    ``transpose_kernel``: ``kernel`` is [d_out, d_in] (a tied embedding matrix)."""
+    d_in, d_out = kernel.shape[::-1] if transpose_kernel else kernel.shape
+    flat = tf.matmul(tf.reshape(x, [-1, d_in]), tf.cast(kernel, x.dtype),
+                     transpose_b=transpose_kernel)
     if bias is not None:
         flat = tf.nn.bias_add(flat, tf.cast(bias, x.dtype))
-    return tf.reshape(flat, leading_dims(x) + [kernel.shape[1]])
+    return tf.reshape(flat, leading_dims(x) + [d_out])
