@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.data.encoders import TokenTextEncoder
-from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.decoding.beam_search import BeamSearchDecoder, cache_lengths
 from t2t_lite.decoding.decoder import decode_lines
 from t2t_lite.hparams.transformer import transformer_base, transformer_big, transformer_tiny
 from t2t_lite.layers.embedding import sinusoid_position_encoding
@@ -273,14 +273,29 @@ def test_beam_search_traces_once_and_keeps_batch_items_apart():
         steps = ids.shape[-1]
         np.testing.assert_array_equal(ids[0], together_ids[row, :, :steps])
         assert not np.any(together_ids[row, :, steps:])  # PAD after every item's end
-    assert decoder._search.experimental_get_tracing_count() == 1
+    assert decoder.traces == 1
 
 
-def test_xla_compiled_beam_search_equals_the_graph_one():
-    model = tiny_model(xla=True)
-    plain_ids, plain_scores = BeamSearchDecoder(model, beam_size=3)(INPUTS, 7)
-    compiled = BeamSearchDecoder(model, beam_size=3, jit_compile=True)
-    ids, scores = compiled(INPUTS, 7)
+def test_xla_cache_lengths_double_from_32_to_the_decode_length():
+    assert cache_lengths(7) == [7]
+    assert cache_lengths(32) == [32]
+    assert cache_lengths(70) == [32, 70]  # not a loop of 6 steps on its own
+    assert cache_lengths(100) == [32, 64, 100]
+    assert cache_lengths(256) == [32, 64, 128, 256]
+
+
+@pytest.mark.parametrize("beam_size, length, allow_eos", [(3, 7, True), (2, 40, False),
+                                                         (1, 100, False)])
+def test_xla_compiled_search_equals_the_graph_one(beam_size, length, allow_eos):
+    """Past 32 steps the compiled search moves to longer cache buffers (100: three
+    loops, on buffers of 32, 64 and 100 positions): the same outputs as one loop."""
+    model = tiny_model(xla=True, max_length=100)
+    plain = BeamSearchDecoder(model, beam_size=beam_size, allow_eos=allow_eos)
+    plain_ids, plain_scores = plain(INPUTS, length)
+    compiled = BeamSearchDecoder(model, beam_size=beam_size, allow_eos=allow_eos,
+                                 jit_compile=True)
+    ids, scores = compiled(INPUTS, length)
+    assert ids.shape[-1] == length
     np.testing.assert_array_equal(ids, plain_ids)
     np.testing.assert_allclose(scores, plain_scores, atol=1e-4)
 
@@ -297,6 +312,6 @@ def test_xla_decode_of_lines_compiles_one_program_per_length_bucket():
     outputs = decode_lines(lines, encoder, compiled, **options)
     assert outputs == decode_lines(lines, encoder, BeamSearchDecoder(model, beam_size=2),
                                    **options)
-    assert compiled.traces == 1
+    assert compiled.traces == 2  # one per length bucket
     # Longest first: (12, 11) and (10, 4) tokens pad to 16, (3, 2) to 8.
     assert sorted(compiled.shapes_seen) == [(2, 8, 11), (2, 16, 19)]

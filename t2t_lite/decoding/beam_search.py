@@ -40,6 +40,9 @@ from t2t_lite.decoding.constraints import DecodeConstraint
 from t2t_lite.models.base import decode_loop_shapes
 
 NEG_INF = float("-inf")
+# Under XLA the caches are fixed-size buffers and a step attends over all of one:
+# the loops start on buffers this long and double them as the decode passes their end.
+FIRST_CACHE_LENGTH = 32
 
 
 def _length_penalty(length: tf.Tensor, alpha: float) -> tf.Tensor:
@@ -95,6 +98,39 @@ def _split_state(model: Any, state: dict) -> tuple[dict, dict]:
             {key: value for key, value in state.items() if key not in fixed_keys})
 
 
+def cache_lengths(max_decode_length: int) -> list[int]:
+    """The buffer lengths of an XLA search's successive loops: doubling from
+    ``FIRST_CACHE_LENGTH`` to ``max_decode_length``, so that a step attends over
+    at most about twice the positions decoded (and at least 32), where one buffer
+    of the longest decode made every step pay for all of it. A last loop shorter
+    than the one before goes into that one: each loop is compiled separately."""
+    lengths = [min(FIRST_CACHE_LENGTH, max_decode_length)]
+    while lengths[-1] < max_decode_length:
+        lengths.append(min(2 * lengths[-1], max_decode_length))
+    if len(lengths) > 2 and lengths[-1] - lengths[-2] < lengths[-2] - lengths[-3]:
+        del lengths[-2]
+    return lengths
+
+
+def _decode_while(model: Any, cond: Any, body: Any, loop_vars: list,
+                  lengths: list[int] | None) -> list:
+    """``tf.while_loop(cond, body, loop_vars)`` for a search whose loop variables
+    start with the step and end with (the model's changing state, the constraint's
+    state). With ``lengths`` (``cache_lengths``), one loop per length instead, each
+    running while the step is below its length, the model's state resized for it
+    before: every loop has fixed shapes, as XLA needs."""
+    if lengths is None:
+        return tf.while_loop(cond, body, loop_vars,
+                             shape_invariants=decode_loop_shapes(loop_vars))
+    for length in lengths:
+        loop_vars = [*loop_vars[:-2], model.resize_decode_state(loop_vars[-2], length),
+                     loop_vars[-1]]
+        loop_vars = tf.while_loop(
+            lambda step, *rest, end=length: tf.logical_and(step < end, cond(step, *rest)),
+            body, loop_vars)
+    return loop_vars
+
+
 def _step(model: Any, ids: tf.Tensor, step: tf.Tensor, fixed: dict,
           changing: dict) -> tuple[tf.Tensor, dict]:
     """``model.decode_step`` on the whole state -> (logits, the changing part)."""
@@ -102,17 +138,19 @@ def _step(model: Any, ids: tf.Tensor, step: tf.Tensor, fixed: dict,
     return logits, {key: state[key] for key in changing}
 
 
-def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
-                 eos_id: int, allow_eos: bool, constraint: DecodeConstraint | None = None
+def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int,
+                 eos_id: int, allow_eos: bool, constraint: DecodeConstraint | None = None,
+                 lengths: list[int] | None = None
                  ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
     """Argmax decoding -> (ids [B, max_decode_length], log_probs [B], lengths [B]
-    incl. EOS, the number of steps run: ids past it are PAD)."""
+    incl. EOS, the number of steps run: ids past it are PAD). ``lengths``: see
+    ``_decode_while``."""
     constraint = _resolve_constraint(constraint, allow_eos)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
     batch = tf.shape(inputs)[0]
     fixed, state = _split_state(model, model.initial_decode_state(
-        model.encode(inputs, training=False), max_decode_length))
+        model.encode(inputs, training=False), lengths[0] if lengths else max_decode_length))
     constraint_state = constraint.initial_state(inputs, 1, max_decode_length)
 
     def not_done(step, ids, prev_ids, finished, log_prob, lengths, state, constraint_state):
@@ -136,9 +174,9 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
                  tf.fill([batch], PAD_ID), tf.zeros([batch], tf.bool),
                  tf.zeros([batch], tf.float32), tf.zeros([batch], tf.int32), state,
                  constraint_state]
-    steps, ids, _, _, log_prob, lengths, _, _ = tf.while_loop(
-        not_done, one_step, loop_vars, shape_invariants=decode_loop_shapes(loop_vars))
-    return ids, log_prob, lengths, steps
+    steps, ids, _, _, log_prob, output_lengths, _, _ = _decode_while(
+        model, not_done, one_step, loop_vars, lengths)
+    return ids, log_prob, output_lengths, steps
 
 
 @tf.function(reduce_retracing=True)
@@ -174,11 +212,12 @@ def _search_is_settled(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: flo
 
 
 def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
-               max_decode_length: tf.Tensor, eos_id: int, allow_eos: bool,
-               constraint: DecodeConstraint | None = None
+               max_decode_length: tf.Tensor | int, eos_id: int, allow_eos: bool,
+               constraint: DecodeConstraint | None = None, lengths: list[int] | None = None
                ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """The alive/finished beam search (see the module docstring) -> (ids [B, beam,
-    max_decode_length], scores [B, beam], the number of steps run: ids past it are PAD)."""
+    max_decode_length], scores [B, beam], the number of steps run: ids past it are
+    PAD). ``lengths``: see ``_decode_while``."""
     constraint = _resolve_constraint(constraint, allow_eos)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
@@ -186,7 +225,8 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     # Item-major tiling: row b * beam_size + k is beam k of item b.
     encoded = tf.nest.map_structure(lambda t: tf.repeat(t, beam_size, axis=0),
                                     model.encode(inputs, training=False))
-    fixed, state = _split_state(model, model.initial_decode_state(encoded, max_decode_length))
+    fixed, state = _split_state(model, model.initial_decode_state(
+        encoded, lengths[0] if lengths else max_decode_length))
     constraint_state = constraint.initial_state(inputs, beam_size, max_decode_length)
     row_offsets = tf.range(batch)[:, None] * beam_size
 
@@ -247,8 +287,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                  tf.fill([batch, beam_size], NEG_INF), tf.zeros([batch, beam_size], tf.bool),
                  state, constraint_state]
     steps, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, _, _ = (
-        tf.while_loop(not_settled, one_step, loop_vars,
-                      shape_invariants=decode_loop_shapes(loop_vars)))
+        _decode_while(model, not_settled, one_step, loop_vars, lengths))
 
     has_finished = tf.reduce_any(finished_flags, axis=1)
     alive_scores = alive_log_probs / _length_penalty(steps, alpha)
@@ -258,17 +297,19 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
 
 
 def _search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
-            max_decode_length: tf.Tensor, eos_id: int, allow_eos: bool,
-            constraint: DecodeConstraint | None) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+            max_decode_length: tf.Tensor | int, eos_id: int, allow_eos: bool,
+            constraint: DecodeConstraint | None, lengths: list[int] | None = None
+            ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """Beam search, or greedy for one beam -> (ids [B, beam, max_decode_length],
-    scores [B, beam], steps run). Fixed shapes throughout (XLA can compile it);
-    the callers cut ids to the steps run."""
+    scores [B, beam], steps run). Fixed shapes throughout (XLA can compile it, with
+    ``lengths``: see ``_decode_while``); the callers cut ids to the steps run."""
     if beam_size == 1:
-        ids, log_prob, lengths, steps = _greedy_loop(model, inputs, max_decode_length, eos_id,
-                                                     allow_eos, constraint)
-        return ids[:, None, :], (log_prob / _length_penalty(lengths, alpha))[:, None], steps
+        ids, log_prob, output_lengths, steps = _greedy_loop(
+            model, inputs, max_decode_length, eos_id, allow_eos, constraint, lengths)
+        return (ids[:, None, :], (log_prob / _length_penalty(output_lengths, alpha))[:, None],
+                steps)
     return _beam_loop(model, inputs, beam_size, alpha, max_decode_length, eos_id, allow_eos,
-                      constraint)
+                      constraint, lengths)
 
 
 @tf.function(reduce_retracing=True)
@@ -293,7 +334,7 @@ def beam_search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
 
 
 class BeamSearchDecoder:
-    """Beam search for one model and one (beam_size, alpha), traced exactly once.
+    """Beam search for one model and one (beam_size, alpha), traced once.
 
     Calling it with inputs of any batch size and length and any decode length
     reuses one graph (the input signature has unknown dimensions), so decoding
@@ -301,10 +342,12 @@ class BeamSearchDecoder:
     returns ``beam_search``'s (ids, scores). ``constraint`` (e.g. a problem's
     ``decode_constraint``) masks the tokens each hypothesis may produce.
 
-    ``jit_compile`` compiles the search with XLA: still one trace, but one XLA
-    program per input shape and decode length, so it pays on fixed (padded)
-    shapes only; the model's decode state must keep its shapes (the
-    Transformer's does with hparam ``xla=true``).
+    ``jit_compile`` compiles the search with XLA, one program per input shape and
+    decode length, so it pays on fixed (padded) shapes only; the model's decode
+    state must keep its shapes (the Transformer's does with hparam ``xla=true``).
+    It traces once per decode length (a length bucket of ``t2t-decoder``), since
+    the program is one per length anyway: with the length known, the search runs
+    on caches of ``cache_lengths(max_decode_length)``, short ones first.
     """
 
     def __init__(self, model: Any, beam_size: int = 4, alpha: float = 0.6,
@@ -321,23 +364,39 @@ class BeamSearchDecoder:
         self.constraint = constraint
         self.jit_compile = jit_compile
         self.shapes_seen: set[tuple[int, int, int]] = set()  # XLA compiles one program each
-        self._search = tf.function(
-            self._search_impl,
-            input_signature=[tf.TensorSpec([None, None], tf.int32),
-                             tf.TensorSpec([], tf.int32)], jit_compile=jit_compile)
+        # One search for every length (key None), or under XLA one per decode length.
+        self._searches: dict[int | None, Any] = {}
 
     @property
     def traces(self) -> int:
-        """How many times the search has been traced (1 after any number of calls)."""
-        return self._search.experimental_get_tracing_count()
+        """How many times the search has been traced: 1 after any number of calls,
+        or under XLA one per decode length."""
+        return sum(search.experimental_get_tracing_count()
+                   for search in self._searches.values())
 
-    def _search_impl(self, inputs: tf.Tensor,
-                     max_decode_length: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    def _run(self, inputs: tf.Tensor, max_decode_length: tf.Tensor | int,
+             lengths: list[int] | None = None) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         return _search(self.model, inputs, self.beam_size, self.alpha, max_decode_length,
-                       self.eos_id, self.allow_eos, self.constraint)
+                       self.eos_id, self.allow_eos, self.constraint, lengths)
+
+    def _search_for(self, max_decode_length: int) -> Any:
+        """The tf.function that decodes up to ``max_decode_length`` tokens."""
+        key = max_decode_length if self.jit_compile else None
+        if key not in self._searches:
+            inputs = tf.TensorSpec([None, None], tf.int32)
+            if self.jit_compile:
+                self._searches[key] = tf.function(
+                    lambda ids: self._run(ids, max_decode_length,
+                                          cache_lengths(max_decode_length)),
+                    input_signature=[inputs], jit_compile=True)
+            else:
+                self._searches[key] = tf.function(
+                    self._run, input_signature=[inputs, tf.TensorSpec([], tf.int32)])
+        return self._searches[key]
 
     def __call__(self, inputs: Any, max_decode_length: Any) -> tuple[tf.Tensor, tf.Tensor]:
         inputs = tf.convert_to_tensor(inputs, tf.int32)
+        max_decode_length = int(max_decode_length)
         max_positions = getattr(self.model, "max_positions", None)
         if max_positions is not None:
             # A model with learned positions has none beyond max_positions:
@@ -347,8 +406,11 @@ class BeamSearchDecoder:
                     f"an input of {inputs.shape[1]} tokens is longer than the "
                     f"{max_positions} positions the model learned; shorten it or set "
                     f"the decode hparam max_input_length<={max_positions}")
-            max_decode_length = min(int(max_decode_length), max_positions)
-        self.shapes_seen.add((*inputs.shape, int(max_decode_length)))
-        ids, scores, steps = self._search(inputs, tf.convert_to_tensor(max_decode_length,
-                                                                       tf.int32))
+            max_decode_length = min(max_decode_length, max_positions)
+        self.shapes_seen.add((*inputs.shape, max_decode_length))
+        search = self._search_for(max_decode_length)
+        if self.jit_compile:
+            ids, scores, steps = search(inputs)
+        else:
+            ids, scores, steps = search(inputs, tf.constant(max_decode_length, tf.int32))
         return ids[:, :, :int(steps)], scores

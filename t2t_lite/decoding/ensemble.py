@@ -63,6 +63,13 @@ class Ensemble:
         return frozenset(f"{index}/{key}" for index, model in enumerate(self.models)
                          for key in model.fixed_decode_state_keys())
 
+    def resize_decode_state(self, state: dict[str, Any], length: int) -> dict[str, Any]:
+        resized = {}
+        for index, model in enumerate(self.models):
+            resized.update(_prefixed(index, model.resize_decode_state(self._part(index, state),
+                                                                      length)))
+        return resized
+
     def decode_step(self, ids: tf.Tensor, step: tf.Tensor,
                     state: dict[str, Any]) -> tuple[tf.Tensor, dict[str, Any]]:
         """-> (log of the mean of the models' probabilities [B, V], the new state).

@@ -123,6 +123,14 @@ class Seq2SeqModel(keras.Model, abc.ABC):
         that are equal for every beam of one input; none by default."""
         return frozenset()
 
+    def resize_decode_state(self, state: dict[str, tf.Tensor],
+                            length: int) -> dict[str, tf.Tensor]:
+        """The changing part of a decode state, ready for steps up to ``length`` (a
+        Python int, at least what it was made for). A model whose state holds
+        fixed-size buffers (the Transformer under hparam ``xla``) pads them, so that
+        an XLA search can run its first steps on short buffers; others need nothing."""
+        return state
+
     def attention_weights(self, features: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """Attention weights of the teacher-forced pass over ``features``.
 

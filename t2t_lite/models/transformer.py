@@ -179,6 +179,17 @@ class Transformer(Seq2SeqModel):
             f"{block.name}/{key}" for block in self.decoder_blocks
             for key in ("memory_keys", "memory_values")])
 
+    def resize_decode_state(self, state: dict[str, tf.Tensor],
+                            length: int) -> dict[str, tf.Tensor]:
+        """Under ``xla``, the self-attention buffers padded with zeros to ``length``
+        positions (a step attends over its whole buffer, masked, so short buffers
+        make the early steps cheap); growing caches need nothing."""
+        if not self.hparams.xla:
+            return state
+        return {key: tf.pad(value, [[0, 0], [0, 0], [0, length - value.shape[2]], [0, 0]])
+                if key.endswith(("/keys", "/values")) else value
+                for key, value in state.items()}
+
     def decode_step(self, ids: tf.Tensor, step: tf.Tensor,
                     state: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """ids [B] (previous token), step (int32 scalar) -> (logits [B, V], new state)."""
