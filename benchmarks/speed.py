@@ -14,9 +14,9 @@ decoder's compiled beam search (``--beam 1``: greedy) with EOS suppressed so
 every output has exactly ``--out_len`` tokens. As peers.py does, the JSON's
 ``peak_rss_mb`` is the process's peak resident memory (time one part with
 ``--only`` to get that part's); ``--memory_steps N`` also trains N steps and
-reports the resident memory after the first 100 and after all N (a leak shows
-as growth). ``decode_traces`` counts the beam search's traces: one for every
-batch shape.
+reports the resident memory every 100 steps (a leak shows as growth).
+``decode_traces`` counts the beam search's traces: one for every batch shape
+(under ``xla=true`` one per decode length; this benchmark decodes two lengths).
 """
 from __future__ import annotations
 
@@ -122,12 +122,12 @@ def main() -> None:
                 "src_plus_tgt_tokens_per_s": args.batch * (args.src_len + args.tgt_len) / seconds,
                 "step_s": seconds}
             if args.memory_steps:
-                trainer.train_on(dataset, 100)
-                after_100 = resident_mb()
-                trainer.train_on(dataset, max(args.memory_steps - 100, 0))
-                result["train"]["resident_mb"] = {"after_100_steps": after_100,
-                                                  f"after_{args.memory_steps}_steps":
-                                                  resident_mb()}
+                # Every 100 steps, so a leak shows as a trend, not one noisy difference.
+                resident = {}
+                for done in range(100, args.memory_steps + 100, 100):
+                    trainer.train_on(dataset, min(100, args.memory_steps - done + 100))
+                    resident[f"after_{min(done, args.memory_steps)}_steps"] = resident_mb()
+                result["train"]["resident_mb"] = resident
         if "beam" in only:
             search = BeamSearchDecoder(model, args.beam, 0.6, allow_eos=False,
                                        jit_compile=hparams.xla)
@@ -138,7 +138,7 @@ def main() -> None:
             search(inputs[:args.decode_batch // 2, :args.src_len // 2], args.out_len // 2)
             result["beam"] = {"out_tokens_per_s": args.decode_batch * args.out_len / seconds,
                               "batch_s": seconds, "beam": args.beam, "out_len": args.out_len,
-                              "decode_traces": search._search.experimental_get_tracing_count()}
+                              "decode_traces": search.traces}
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(result))
 

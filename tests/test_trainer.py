@@ -184,8 +184,10 @@ def test_tiny_transformer_learns_to_reverse(data_dir, tmp_path):
     the model then decodes strings of every length 1..40 with beam 4, and each
     length bucket must be reversed exactly at least 95% of the time (the main
     job's own figure, 99% of every bucket, is benchmarks/reverse_main_job.py's).
+    Hidden size 64 (not transformer_tiny's 128): as many steps, a third less CPU.
     """
     hparams = transformer_tiny().parse(
+        "hidden_size=64,filter_size=256,"
         "layer_prepostprocess_dropout=0.0,label_smoothing=0.0,learning_rate=0.3,"
         "learning_rate_warmup_steps=400,batch_size=1024,length_bucket_step=0,max_length=41")
     trainer = make_trainer(data_dir, tmp_path, hparams, save_checkpoints_steps=100000,
