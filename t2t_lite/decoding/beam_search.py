@@ -21,7 +21,8 @@ All loops are ``tf.while_loop``s: the model's decode state keeps its shape
 ``tf.gather`` on its leading ``batch * beam`` axis, all but the part the model
 declares fixed (the encoder output's keys and values), which is read from
 outside the loop and never copied. ``BeamSearchDecoder`` is the compiled entry
-point that traces once for all batch sizes, input lengths and decode lengths.
+point that traces once for all batch sizes, input lengths and decode lengths
+(under XLA, once per decode length).
 
 An optional ``constraint`` (``t2t_lite.decoding.constraints``) turns each
 hypothesis's log-probabilities into the scores ranked (-inf for forbidden
@@ -113,16 +114,16 @@ def cache_lengths(max_decode_length: int) -> list[int]:
 
 
 def _decode_while(model: Any, cond: Any, body: Any, loop_vars: list,
-                  lengths: list[int] | None) -> list:
+                  buffer_lengths: list[int] | None) -> list:
     """``tf.while_loop(cond, body, loop_vars)`` for a search whose loop variables
     start with the step and end with (the model's changing state, the constraint's
-    state). With ``lengths`` (``cache_lengths``), one loop per length instead, each
+    state). With ``buffer_lengths`` (``cache_lengths``), one loop per length instead, each
     running while the step is below its length, the model's state resized for it
     before: every loop has fixed shapes, as XLA needs."""
-    if lengths is None:
+    if buffer_lengths is None:
         return tf.while_loop(cond, body, loop_vars,
                              shape_invariants=decode_loop_shapes(loop_vars))
-    for length in lengths:
+    for length in buffer_lengths:
         loop_vars = [*loop_vars[:-2], model.resize_decode_state(loop_vars[-2], length),
                      loop_vars[-1]]
         loop_vars = tf.while_loop(
@@ -140,17 +141,18 @@ def _step(model: Any, ids: tf.Tensor, step: tf.Tensor, fixed: dict,
 
 def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int,
                  eos_id: int, allow_eos: bool, constraint: DecodeConstraint | None = None,
-                 lengths: list[int] | None = None
+                 buffer_lengths: list[int] | None = None
                  ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
     """Argmax decoding -> (ids [B, max_decode_length], log_probs [B], lengths [B]
-    incl. EOS, the number of steps run: ids past it are PAD). ``lengths``: see
-    ``_decode_while``."""
+    incl. EOS, the number of steps run: ids past it are PAD). ``buffer_lengths``:
+    see ``_decode_while``."""
     constraint = _resolve_constraint(constraint, allow_eos)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
     batch = tf.shape(inputs)[0]
     fixed, state = _split_state(model, model.initial_decode_state(
-        model.encode(inputs, training=False), lengths[0] if lengths else max_decode_length))
+        model.encode(inputs, training=False),
+        buffer_lengths[0] if buffer_lengths else max_decode_length))
     constraint_state = constraint.initial_state(inputs, 1, max_decode_length)
 
     def not_done(step, ids, prev_ids, finished, log_prob, lengths, state, constraint_state):
@@ -175,7 +177,7 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | i
                  tf.zeros([batch], tf.float32), tf.zeros([batch], tf.int32), state,
                  constraint_state]
     steps, ids, _, _, log_prob, output_lengths, _, _ = _decode_while(
-        model, not_done, one_step, loop_vars, lengths)
+        model, not_done, one_step, loop_vars, buffer_lengths)
     return ids, log_prob, output_lengths, steps
 
 
@@ -213,11 +215,12 @@ def _search_is_settled(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: flo
 
 def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                max_decode_length: tf.Tensor | int, eos_id: int, allow_eos: bool,
-               constraint: DecodeConstraint | None = None, lengths: list[int] | None = None
+               constraint: DecodeConstraint | None = None,
+               buffer_lengths: list[int] | None = None
                ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """The alive/finished beam search (see the module docstring) -> (ids [B, beam,
     max_decode_length], scores [B, beam], the number of steps run: ids past it are
-    PAD). ``lengths``: see ``_decode_while``."""
+    PAD). ``buffer_lengths``: see ``_decode_while``."""
     constraint = _resolve_constraint(constraint, allow_eos)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
@@ -226,7 +229,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     encoded = tf.nest.map_structure(lambda t: tf.repeat(t, beam_size, axis=0),
                                     model.encode(inputs, training=False))
     fixed, state = _split_state(model, model.initial_decode_state(
-        encoded, lengths[0] if lengths else max_decode_length))
+        encoded, buffer_lengths[0] if buffer_lengths else max_decode_length))
     constraint_state = constraint.initial_state(inputs, beam_size, max_decode_length)
     row_offsets = tf.range(batch)[:, None] * beam_size
 
@@ -287,7 +290,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                  tf.fill([batch, beam_size], NEG_INF), tf.zeros([batch, beam_size], tf.bool),
                  state, constraint_state]
     steps, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, _, _ = (
-        _decode_while(model, not_settled, one_step, loop_vars, lengths))
+        _decode_while(model, not_settled, one_step, loop_vars, buffer_lengths))
 
     has_finished = tf.reduce_any(finished_flags, axis=1)
     alive_scores = alive_log_probs / _length_penalty(steps, alpha)
@@ -298,18 +301,18 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
 
 def _search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
             max_decode_length: tf.Tensor | int, eos_id: int, allow_eos: bool,
-            constraint: DecodeConstraint | None, lengths: list[int] | None = None
+            constraint: DecodeConstraint | None, buffer_lengths: list[int] | None = None
             ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """Beam search, or greedy for one beam -> (ids [B, beam, max_decode_length],
     scores [B, beam], steps run). Fixed shapes throughout (XLA can compile it, with
-    ``lengths``: see ``_decode_while``); the callers cut ids to the steps run."""
+    ``buffer_lengths``: see ``_decode_while``); the callers cut ids to the steps run."""
     if beam_size == 1:
         ids, log_prob, output_lengths, steps = _greedy_loop(
-            model, inputs, max_decode_length, eos_id, allow_eos, constraint, lengths)
+            model, inputs, max_decode_length, eos_id, allow_eos, constraint, buffer_lengths)
         return (ids[:, None, :], (log_prob / _length_penalty(output_lengths, alpha))[:, None],
                 steps)
     return _beam_loop(model, inputs, beam_size, alpha, max_decode_length, eos_id, allow_eos,
-                      constraint, lengths)
+                      constraint, buffer_lengths)
 
 
 @tf.function(reduce_retracing=True)
@@ -375,9 +378,10 @@ class BeamSearchDecoder:
                    for search in self._searches.values())
 
     def _run(self, inputs: tf.Tensor, max_decode_length: tf.Tensor | int,
-             lengths: list[int] | None = None) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+             buffer_lengths: list[int] | None = None
+             ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         return _search(self.model, inputs, self.beam_size, self.alpha, max_decode_length,
-                       self.eos_id, self.allow_eos, self.constraint, lengths)
+                       self.eos_id, self.allow_eos, self.constraint, buffer_lengths)
 
     def _search_for(self, max_decode_length: int) -> Any:
         """The tf.function that decodes up to ``max_decode_length`` tokens."""
