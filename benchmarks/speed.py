@@ -34,7 +34,7 @@ import tensorflow as tf  # noqa: E402
 
 from t2t_lite import registry  # noqa: E402
 from t2t_lite.data.problem import Problem  # noqa: E402
-from t2t_lite.decoding.beam_search import BeamSearchDecoder  # noqa: E402
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder  # noqa: E402
 from t2t_lite.experiment import Experiment  # noqa: E402
 from t2t_lite.training.trainer import TrainOptions, Trainer  # noqa: E402
 
@@ -123,10 +123,12 @@ def main() -> None:
                 "step_s": seconds}
             if args.memory_steps:
                 # Every 100 steps, so a leak shows as a trend, not one noisy difference.
-                resident = {}
-                for done in range(100, args.memory_steps + 100, 100):
-                    trainer.train_on(dataset, min(100, args.memory_steps - done + 100))
-                    resident[f"after_{min(done, args.memory_steps)}_steps"] = resident_mb()
+                resident, done = {}, 0
+                while done < args.memory_steps:
+                    steps = min(100, args.memory_steps - done)
+                    trainer.train_on(dataset, steps)
+                    done += steps
+                    resident[f"after_{done}_steps"] = resident_mb()
                 result["train"]["resident_mb"] = resident
         if "beam" in only:
             search = BeamSearchDecoder(model, args.beam, 0.6, allow_eos=False,

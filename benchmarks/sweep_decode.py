@@ -22,7 +22,7 @@ import time
 from t2t_lite import experiment as experiment_lib
 from t2t_lite import registry
 from t2t_lite.decoding import decoder
-from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.metrics.scoring import score_decodes
 from t2t_lite.training.averaging import average_last_checkpoints
 from t2t_lite.training.checkpoints import restore_model

@@ -42,7 +42,7 @@ def draw(argv: Sequence[str] | None) -> int:
     from t2t_lite import experiment as experiment_lib
     from t2t_lite.data.encoders import EOS_ID
     from t2t_lite.decoding import attention_maps
-    from t2t_lite.decoding.beam_search import BeamSearchDecoder
+    from t2t_lite.decoding.search_decoder import BeamSearchDecoder
     from t2t_lite.decoding.decoder import decode_hparams
     from t2t_lite.models.base import NoAttentionError
     from t2t_lite.training.checkpoints import restore_model

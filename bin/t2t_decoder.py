@@ -86,7 +86,7 @@ def decode(argv: Sequence[str] | None) -> int:
     from t2t_lite import experiment as experiment_lib
     from t2t_lite.data.text_files import write_lines_atomically
     from t2t_lite.decoding import decoder
-    from t2t_lite.decoding.beam_search import BeamSearchDecoder
+    from t2t_lite.decoding.search_decoder import BeamSearchDecoder
     from t2t_lite.decoding.ensemble import Ensemble
     from t2t_lite.decoding.likelihood import target_log_probs
     from t2t_lite.metrics.scoring import score_decodes

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from t2t_lite.data.encoders import EOS_ID, ByteTextEncoder, TokenTextEncoder
 from t2t_lite.decoding.attention_maps import attention_maps, best_decode
-from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.luong import LSTMSeq2seqAttentionLuong

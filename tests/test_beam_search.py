@@ -4,7 +4,8 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite.data.encoders import EOS_ID, PAD_ID
-from t2t_lite.decoding.beam_search import BeamSearchDecoder, beam_search, greedy_search
+from t2t_lite.decoding.beam_search import beam_search, greedy_search
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from toy_models import ScriptedModel, ToyRecurrentModel
 
 INPUTS = np.array([[2, 3, 4, 1], [5, 1, 0, 0], [3, 3, 5, 1], [4, 2, 1, 0]], np.int32)

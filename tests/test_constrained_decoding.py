@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite.data.encoders import EOS_ID, PAD_ID, TokenTextEncoder
-from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.luong import LSTMSeq2seqAttentionLuong

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from t2t_lite.data.encoders import EOS_ID, ByteTextEncoder
-from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.decoding.decoder import (decode_from_file, decode_hparams, decode_interactive,
                                        decode_lines)
 from t2t_lite.hparam import HParamsError

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.decoding.ensemble import Ensemble
 
 from toy_models import ToyRecurrentModel

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from test_trainer import data_dir, make_trainer, tiny_hparams  # noqa: F401 (a fixture)
 
 BATCH = {"inputs": tf.constant([[2, 3, 3, 2, 1], [3, 2, 1, 0, 0]]),

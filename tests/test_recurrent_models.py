@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.data.encoders import EOS_ID, PAD_ID
-from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.experiment import Experiment
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny

@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite import registry
-from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.decoding.decoder import decode_lines
 from t2t_lite.experiment import Experiment
 from t2t_lite.hparams.lstm import lstm_attention_base

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.data.encoders import TokenTextEncoder
-from t2t_lite.decoding.beam_search import BeamSearchDecoder, cache_lengths
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder, cache_lengths
 from t2t_lite.decoding.decoder import decode_lines
 from t2t_lite.hparams.transformer import transformer_base, transformer_big, transformer_tiny
 from t2t_lite.layers.embedding import sinusoid_position_encoding

@@ -1,5 +1,6 @@
 """Decoding: beam / greedy search over a model, and line / file / stdin decoding."""
-from t2t_lite.decoding.beam_search import BeamSearchDecoder, beam_search, greedy_search
+from t2t_lite.decoding.beam_search import beam_search, greedy_search
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.decoding.decoder import (DECODE_DEFAULTS, decode_from_file, decode_hparams,
                                        decode_interactive, decode_lines)
 

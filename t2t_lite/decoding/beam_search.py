@@ -20,9 +20,8 @@ All loops are ``tf.while_loop``s: the model's decode state keeps its shape
 (but for caches that grow a position a step) and is reordered each step with
 ``tf.gather`` on its leading ``batch * beam`` axis, all but the part the model
 declares fixed (the encoder output's keys and values), which is read from
-outside the loop and never copied. ``BeamSearchDecoder`` is the compiled entry
-point that traces once for all batch sizes, input lengths and decode lengths
-(under XLA, once per decode length).
+outside the loop and never copied. ``BeamSearchDecoder``
+(``t2t_lite.decoding.search_decoder``) is the compiled entry point.
 
 An optional ``constraint`` (``t2t_lite.decoding.constraints``) turns each
 hypothesis's log-probabilities into the scores ranked (-inf for forbidden
@@ -41,9 +40,6 @@ from t2t_lite.decoding.constraints import DecodeConstraint
 from t2t_lite.models.base import decode_loop_shapes
 
 NEG_INF = float("-inf")
-# Under XLA the caches are fixed-size buffers and a step attends over all of one:
-# the loops start on buffers this long and double them as the decode passes their end.
-FIRST_CACHE_LENGTH = 32
 
 
 def _length_penalty(length: tf.Tensor, alpha: float) -> tf.Tensor:
@@ -64,7 +60,7 @@ class _Unconstrained:
         return state
 
 
-def _resolve_constraint(constraint: DecodeConstraint | None, allow_eos: bool) -> Any:
+def resolve_constraint(constraint: DecodeConstraint | None, allow_eos: bool) -> Any:
     """The constraint to apply (an unconstrained one for None); checks it fits ``allow_eos``."""
     if constraint is None:
         return _Unconstrained()
@@ -99,25 +95,12 @@ def _split_state(model: Any, state: dict) -> tuple[dict, dict]:
             {key: value for key, value in state.items() if key not in fixed_keys})
 
 
-def cache_lengths(max_decode_length: int) -> list[int]:
-    """The buffer lengths of an XLA search's successive loops: doubling from
-    ``FIRST_CACHE_LENGTH`` to ``max_decode_length``, so that a step attends over
-    at most about twice the positions decoded (and at least 32), where one buffer
-    of the longest decode made every step pay for all of it. A last loop shorter
-    than the one before goes into that one: each loop is compiled separately."""
-    lengths = [min(FIRST_CACHE_LENGTH, max_decode_length)]
-    while lengths[-1] < max_decode_length:
-        lengths.append(min(2 * lengths[-1], max_decode_length))
-    if len(lengths) > 2 and lengths[-1] - lengths[-2] < lengths[-2] - lengths[-3]:
-        del lengths[-2]
-    return lengths
-
-
 def _decode_while(model: Any, cond: Any, body: Any, loop_vars: list,
                   buffer_lengths: list[int] | None) -> list:
     """``tf.while_loop(cond, body, loop_vars)`` for a search whose loop variables
     start with the step and end with (the model's changing state, the constraint's
-    state). With ``buffer_lengths`` (``cache_lengths``), one loop per length instead, each
+    state). With ``buffer_lengths`` (``search_decoder.cache_lengths``), one loop per
+    length instead, each
     running while the step is below its length, the model's state resized for it
     before: every loop has fixed shapes, as XLA needs."""
     if buffer_lengths is None:
@@ -130,6 +113,14 @@ def _decode_while(model: Any, cond: Any, body: Any, loop_vars: list,
             lambda step, *rest, end=length: tf.logical_and(step < end, cond(step, *rest)),
             body, loop_vars)
     return loop_vars
+
+
+def _initial_state(model: Any, encoded: dict, max_decode_length: tf.Tensor,
+                   buffer_lengths: list[int] | None) -> tuple[dict, dict]:
+    """The model's (fixed, changing) decode state; with ``buffer_lengths``, made
+    for the first loop's length (``_decode_while`` resizes it for the others)."""
+    return _split_state(model, model.initial_decode_state(
+        encoded, buffer_lengths[0] if buffer_lengths else max_decode_length))
 
 
 def _step(model: Any, ids: tf.Tensor, step: tf.Tensor, fixed: dict,
@@ -146,13 +137,12 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | i
     """Argmax decoding -> (ids [B, max_decode_length], log_probs [B], lengths [B]
     incl. EOS, the number of steps run: ids past it are PAD). ``buffer_lengths``:
     see ``_decode_while``."""
-    constraint = _resolve_constraint(constraint, allow_eos)
+    constraint = resolve_constraint(constraint, allow_eos)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
     batch = tf.shape(inputs)[0]
-    fixed, state = _split_state(model, model.initial_decode_state(
-        model.encode(inputs, training=False),
-        buffer_lengths[0] if buffer_lengths else max_decode_length))
+    fixed, state = _initial_state(model, model.encode(inputs, training=False),
+                                  max_decode_length, buffer_lengths)
     constraint_state = constraint.initial_state(inputs, 1, max_decode_length)
 
     def not_done(step, ids, prev_ids, finished, log_prob, lengths, state, constraint_state):
@@ -221,15 +211,14 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     """The alive/finished beam search (see the module docstring) -> (ids [B, beam,
     max_decode_length], scores [B, beam], the number of steps run: ids past it are
     PAD). ``buffer_lengths``: see ``_decode_while``."""
-    constraint = _resolve_constraint(constraint, allow_eos)
+    constraint = resolve_constraint(constraint, allow_eos)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
     batch = tf.shape(inputs)[0]
     # Item-major tiling: row b * beam_size + k is beam k of item b.
     encoded = tf.nest.map_structure(lambda t: tf.repeat(t, beam_size, axis=0),
                                     model.encode(inputs, training=False))
-    fixed, state = _split_state(model, model.initial_decode_state(
-        encoded, buffer_lengths[0] if buffer_lengths else max_decode_length))
+    fixed, state = _initial_state(model, encoded, max_decode_length, buffer_lengths)
     constraint_state = constraint.initial_state(inputs, beam_size, max_decode_length)
     row_offsets = tf.range(batch)[:, None] * beam_size
 
@@ -299,7 +288,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     return ids, scores, steps
 
 
-def _search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
+def search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
             max_decode_length: tf.Tensor | int, eos_id: int, allow_eos: bool,
             constraint: DecodeConstraint | None, buffer_lengths: list[int] | None = None
             ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
@@ -331,90 +320,6 @@ def beam_search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     one means to users. Its score is the greedy log-prob with the same length
     penalty.
     """
-    ids, scores, steps = _search(model, inputs, beam_size, alpha, max_decode_length, eos_id,
+    ids, scores, steps = search(model, inputs, beam_size, alpha, max_decode_length, eos_id,
                                  allow_eos, constraint)
     return ids[:, :, :steps], scores
-
-
-class BeamSearchDecoder:
-    """Beam search for one model and one (beam_size, alpha), traced once.
-
-    Calling it with inputs of any batch size and length and any decode length
-    reuses one graph (the input signature has unknown dimensions), so decoding
-    a file batch by batch does not retrace. ``decoder(inputs, max_decode_length)``
-    returns ``beam_search``'s (ids, scores). ``constraint`` (e.g. a problem's
-    ``decode_constraint``) masks the tokens each hypothesis may produce.
-
-    ``jit_compile`` compiles the search with XLA, one program per input shape and
-    decode length, so it pays on fixed (padded) shapes only; the model's decode
-    state must keep its shapes (the Transformer's does with hparam ``xla=true``).
-    It traces once per decode length (a length bucket of ``t2t-decoder``), since
-    the program is one per length anyway: with the length known, the search runs
-    on caches of ``cache_lengths(max_decode_length)``, short ones first.
-    """
-
-    def __init__(self, model: Any, beam_size: int = 4, alpha: float = 0.6,
-                 eos_id: int = EOS_ID, allow_eos: bool = True,
-                 constraint: DecodeConstraint | None = None, jit_compile: bool = False):
-        if not isinstance(beam_size, int) or beam_size < 1:
-            raise ValueError(f"beam_size must be a positive integer, got {beam_size!r}")
-        _resolve_constraint(constraint, allow_eos)  # fail here rather than at the first call
-        self.model = model
-        self.beam_size = beam_size
-        self.alpha = float(alpha)
-        self.eos_id = eos_id
-        self.allow_eos = allow_eos
-        self.constraint = constraint
-        self.jit_compile = jit_compile
-        self.shapes_seen: set[tuple[int, int, int]] = set()  # XLA compiles one program each
-        # One search for every length (key None), or under XLA one per decode length.
-        self._searches: dict[int | None, Any] = {}
-
-    @property
-    def traces(self) -> int:
-        """How many times the search has been traced: 1 after any number of calls,
-        or under XLA one per decode length."""
-        return sum(search.experimental_get_tracing_count()
-                   for search in self._searches.values())
-
-    def _run(self, inputs: tf.Tensor, max_decode_length: tf.Tensor | int,
-             buffer_lengths: list[int] | None = None
-             ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-        return _search(self.model, inputs, self.beam_size, self.alpha, max_decode_length,
-                       self.eos_id, self.allow_eos, self.constraint, buffer_lengths)
-
-    def _search_for(self, max_decode_length: int) -> Any:
-        """The tf.function that decodes up to ``max_decode_length`` tokens."""
-        key = max_decode_length if self.jit_compile else None
-        if key not in self._searches:
-            inputs = tf.TensorSpec([None, None], tf.int32)
-            if self.jit_compile:
-                self._searches[key] = tf.function(
-                    lambda ids: self._run(ids, max_decode_length,
-                                          cache_lengths(max_decode_length)),
-                    input_signature=[inputs], jit_compile=True)
-            else:
-                self._searches[key] = tf.function(
-                    self._run, input_signature=[inputs, tf.TensorSpec([], tf.int32)])
-        return self._searches[key]
-
-    def __call__(self, inputs: Any, max_decode_length: Any) -> tuple[tf.Tensor, tf.Tensor]:
-        inputs = tf.convert_to_tensor(inputs, tf.int32)
-        max_decode_length = int(max_decode_length)
-        max_positions = getattr(self.model, "max_positions", None)
-        if max_positions is not None:
-            # A model with learned positions has none beyond max_positions:
-            # refuse longer inputs plainly and stop outputs at that length.
-            if inputs.shape[1] > max_positions:
-                raise ValueError(
-                    f"an input of {inputs.shape[1]} tokens is longer than the "
-                    f"{max_positions} positions the model learned; shorten it or set "
-                    f"the decode hparam max_input_length<={max_positions}")
-            max_decode_length = min(max_decode_length, max_positions)
-        self.shapes_seen.add((*inputs.shape, max_decode_length))
-        search = self._search_for(max_decode_length)
-        if self.jit_compile:
-            ids, scores, steps = search(inputs)
-        else:
-            ids, scores, steps = search(inputs, tf.constant(max_decode_length, tf.int32))
-        return ids[:, :, :int(steps)], scores

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from t2t_lite.data.problem import Problem
-from t2t_lite.decoding.beam_search import BeamSearchDecoder
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.decoding.decoder import decode_hparams, decode_with_hparams
 from t2t_lite.metrics.scoring import score_decodes
 

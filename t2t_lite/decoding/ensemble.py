@@ -51,24 +51,24 @@ class Ensemble:
             encoded.update(_prefixed(index, model.encode(inputs, training=training)))
         return encoded
 
+    def _each(self, method: str, values: dict, *args: Any) -> dict:
+        """``model.method(its part of values, *args)`` for every model, prefixed again."""
+        result = {}
+        for index, model in enumerate(self.models):
+            result.update(_prefixed(index, getattr(model, method)(self._part(index, values),
+                                                                  *args)))
+        return result
+
     def initial_decode_state(self, encoded: dict[str, tf.Tensor],
                              max_decode_length: tf.Tensor) -> dict[str, Any]:
-        state = {}
-        for index, model in enumerate(self.models):
-            state.update(_prefixed(index, model.initial_decode_state(
-                self._part(index, encoded), max_decode_length)))
-        return state
+        return self._each("initial_decode_state", encoded, max_decode_length)
 
     def fixed_decode_state_keys(self) -> frozenset[str]:
         return frozenset(f"{index}/{key}" for index, model in enumerate(self.models)
                          for key in model.fixed_decode_state_keys())
 
     def resize_decode_state(self, state: dict[str, Any], length: int) -> dict[str, Any]:
-        resized = {}
-        for index, model in enumerate(self.models):
-            resized.update(_prefixed(index, model.resize_decode_state(self._part(index, state),
-                                                                      length)))
-        return resized
+        return self._each("resize_decode_state", state, length)
 
     def decode_step(self, ids: tf.Tensor, step: tf.Tensor,
                     state: dict[str, Any]) -> tuple[tf.Tensor, dict[str, Any]]:

@@ -144,6 +144,13 @@ class SelfAttention(MultiHeadAttention):
                 "values": tf.zeros([batch_size, self.num_heads, length, self.value_depth],
                                    dtype)}
 
+    @staticmethod
+    def pad_cache(cache: dict[str, tf.Tensor], length: int) -> dict[str, tf.Tensor]:
+        """Fixed-size buffers (``empty_cache(length=...)``) padded with zeros to
+        ``length`` positions (a static int, at least their own)."""
+        return {key: tf.pad(value, [[0, 0], [0, 0], [0, length - value.shape[2]], [0, 0]])
+                for key, value in cache.items()}
+
     def decode_step(self, x: tf.Tensor, cache: dict[str, tf.Tensor],
                     position: tf.Tensor | None = None
                     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:

@@ -186,9 +186,13 @@ class Transformer(Seq2SeqModel):
         make the early steps cheap); growing caches need nothing."""
         if not self.hparams.xla:
             return state
-        return {key: tf.pad(value, [[0, 0], [0, 0], [0, length - value.shape[2]], [0, 0]])
-                if key.endswith(("/keys", "/values")) else value
-                for key, value in state.items()}
+        resized = dict(state)
+        for block in self.decoder_blocks:
+            names = {key: f"{block.name}/{key}" for key in ("keys", "values")}
+            padded = block.self_attention.pad_cache(
+                {key: state[name] for key, name in names.items()}, length)
+            resized.update({name: padded[key] for key, name in names.items()})
+        return resized
 
     def decode_step(self, ids: tf.Tensor, step: tf.Tensor,
                     state: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:

@@ -1,0 +1,117 @@
+"""``BeamSearchDecoder``: the search of ``t2t_lite.decoding.beam_search`` compiled
+once for one model and one (beam size, alpha), as the decoder, the dev-set
+evaluation and the benchmarks call it; with ``jit_compile``, by XLA on growing
+cache buffers (``cache_lengths``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import tensorflow as tf
+
+from t2t_lite.data.encoders import EOS_ID
+from t2t_lite.decoding.beam_search import resolve_constraint, search
+from t2t_lite.decoding.constraints import DecodeConstraint
+
+# Under XLA the caches are fixed-size buffers and a step attends over all of one:
+# the loops start on buffers this long and double them as the decode passes their end.
+FIRST_CACHE_LENGTH = 32
+
+
+def cache_lengths(max_decode_length: int) -> list[int]:
+    """The buffer lengths of an XLA search's successive loops: doubling from
+    ``FIRST_CACHE_LENGTH`` to ``max_decode_length``, so that a step attends over
+    at most about twice the positions decoded (and at least 32), where one buffer
+    of the longest decode made every step pay for all of it. A last loop shorter
+    than the one before goes into that one: each loop is compiled separately."""
+    lengths = [min(FIRST_CACHE_LENGTH, max_decode_length)]
+    while lengths[-1] < max_decode_length:
+        lengths.append(min(2 * lengths[-1], max_decode_length))
+    if len(lengths) > 2 and lengths[-1] - lengths[-2] < lengths[-2] - lengths[-3]:
+        del lengths[-2]
+    return lengths
+
+
+
+class BeamSearchDecoder:
+    """Beam search for one model and one (beam_size, alpha), traced once.
+
+    Calling it with inputs of any batch size and length and any decode length
+    reuses one graph (the input signature has unknown dimensions), so decoding
+    a file batch by batch does not retrace. ``decoder(inputs, max_decode_length)``
+    returns ``beam_search``'s (ids, scores). ``constraint`` (e.g. a problem's
+    ``decode_constraint``) masks the tokens each hypothesis may produce.
+
+    ``jit_compile`` compiles the search with XLA, one program per input shape and
+    decode length, so it pays on fixed (padded) shapes only; the model's decode
+    state must keep its shapes (the Transformer's does with hparam ``xla=true``).
+    It traces once per decode length (a length bucket of ``t2t-decoder``), since
+    the program is one per length anyway: with the length known, the search runs
+    on caches of ``cache_lengths(max_decode_length)``, short ones first.
+    """
+
+    def __init__(self, model: Any, beam_size: int = 4, alpha: float = 0.6,
+                 eos_id: int = EOS_ID, allow_eos: bool = True,
+                 constraint: DecodeConstraint | None = None, jit_compile: bool = False):
+        if not isinstance(beam_size, int) or beam_size < 1:
+            raise ValueError(f"beam_size must be a positive integer, got {beam_size!r}")
+        resolve_constraint(constraint, allow_eos)  # fail here rather than at the first call
+        self.model = model
+        self.beam_size = beam_size
+        self.alpha = float(alpha)
+        self.eos_id = eos_id
+        self.allow_eos = allow_eos
+        self.constraint = constraint
+        self.jit_compile = jit_compile
+        self.shapes_seen: set[tuple[int, int, int]] = set()  # XLA compiles one program each
+        # One search for every length (key None), or under XLA one per decode length.
+        self._searches: dict[int | None, Any] = {}
+
+    @property
+    def traces(self) -> int:
+        """How many times the search has been traced: 1 after any number of calls,
+        or under XLA one per decode length."""
+        return sum(search.experimental_get_tracing_count()
+                   for search in self._searches.values())
+
+    def _run(self, inputs: tf.Tensor, max_decode_length: tf.Tensor | int,
+             buffer_lengths: list[int] | None = None
+             ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        return search(self.model, inputs, self.beam_size, self.alpha, max_decode_length,
+                      self.eos_id, self.allow_eos, self.constraint, buffer_lengths)
+
+    def _search_for(self, max_decode_length: int) -> Any:
+        """The tf.function that decodes up to ``max_decode_length`` tokens."""
+        key = max_decode_length if self.jit_compile else None
+        if key not in self._searches:
+            inputs = tf.TensorSpec([None, None], tf.int32)
+            if self.jit_compile:
+                self._searches[key] = tf.function(
+                    lambda ids: self._run(ids, max_decode_length,
+                                          cache_lengths(max_decode_length)),
+                    input_signature=[inputs], jit_compile=True)
+            else:
+                self._searches[key] = tf.function(
+                    self._run, input_signature=[inputs, tf.TensorSpec([], tf.int32)])
+        return self._searches[key]
+
+    def __call__(self, inputs: Any, max_decode_length: Any) -> tuple[tf.Tensor, tf.Tensor]:
+        inputs = tf.convert_to_tensor(inputs, tf.int32)
+        max_decode_length = int(max_decode_length)
+        max_positions = getattr(self.model, "max_positions", None)
+        if max_positions is not None:
+            # A model with learned positions has none beyond max_positions:
+            # refuse longer inputs plainly and stop outputs at that length.
+            if inputs.shape[1] > max_positions:
+                raise ValueError(
+                    f"an input of {inputs.shape[1]} tokens is longer than the "
+                    f"{max_positions} positions the model learned; shorten it or set "
+                    f"the decode hparam max_input_length<={max_positions}")
+            max_decode_length = min(max_decode_length, max_positions)
+        self.shapes_seen.add((*inputs.shape, max_decode_length))
+        compiled = self._search_for(max_decode_length)
+        if self.jit_compile:
+            ids, scores, steps = compiled(inputs)
+        else:
+            ids, scores, steps = compiled(inputs, tf.constant(max_decode_length, tf.int32))
+        return ids[:, :, :int(steps)], scores
