@@ -48,7 +48,11 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=8)
     parser.add_argument("--steps", default="", help="comma-separated steps (default: spread)")
     parser.add_argument("--decode_hparams", default="beam_size=4,alpha=0.6,batch_size=64")
+    parser.add_argument("--decodes_dir", default="",
+                        help="where each checkpoint's decode goes (default: OUTPUT_DIR.curve; "
+                             "no command writes inside a run folder)")
     args = parser.parse_args()
+    decodes_dir = args.decodes_dir or args.output_dir.rstrip("/") + ".curve"
     by_step = checkpoints(args.output_dir)
     steps = ([int(s) for s in args.steps.split(",")] if args.steps
              else spread(sorted(by_step), args.points))
@@ -62,7 +66,8 @@ def main() -> None:
         output = subprocess.run(
             ["t2t-decoder", f"--output_dir={args.output_dir}", f"--checkpoint_path={path}",
              f"--decode_hparams={args.decode_hparams}", f"--decode_from_file={args.source}",
-             f"--decode_to_file={path}.decoded", f"--decode_reference={args.reference}"],
+             f"--decode_to_file={os.path.join(decodes_dir, os.path.basename(path))}.decoded",
+             f"--decode_reference={args.reference}"],
             check=True, capture_output=True, text=True).stdout
         scores = dict(SCORE_LINE.findall(output))
         print(f"| {step} | {minutes:.0f} | {scores['tokenized BLEU (lowercased)']} | "

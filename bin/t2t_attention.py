@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Sequence
+from typing import Any, Sequence
 
 from t2t_lite.bin import common
 
@@ -40,18 +40,32 @@ def draw(argv: Sequence[str] | None) -> int:
     if not args.input.strip():
         raise ValueError("--input is empty: give the source sentence to look at")
     from t2t_lite import experiment as experiment_lib
+    from t2t_lite import output_paths
+
+    paths = output_paths.Paths("t2t-attention")
+    paths.input_folder("--output_dir", args.output_dir)
+    experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
+                                        args.hparams, args.data_dir, args.output_dir,
+                                        must_exist=True)
+    paths.input_folder("--data_dir", experiment.data_dir)
+    with paths.output_folder("--to", args.to, replaces_own=True) as staging:
+        count = _draw(args, experiment, staging)
+    print(f"wrote {count} PNGs and {os.path.join(args.to, 'index.html')}")
+    return 0
+
+
+def _draw(args: argparse.Namespace, experiment: Any, folder: str) -> int:
+    """Decodes (unless --target is given) and writes the pictures and the page into
+    ``folder``; returns the number of PNGs."""
     from t2t_lite.data.encoders import EOS_ID
     from t2t_lite.decoding import attention_maps
-    from t2t_lite.decoding.search_decoder import BeamSearchDecoder
     from t2t_lite.decoding.decoder import decode_hparams
+    from t2t_lite.decoding.search_decoder import BeamSearchDecoder
     from t2t_lite.models.base import NoAttentionError
     from t2t_lite.training.checkpoints import restore_model
     from t2t_lite.visualization.attention_page import write_page
     from t2t_lite.visualization.heatmaps import write_heatmaps
 
-    experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
-                                        args.hparams, args.data_dir, args.output_dir,
-                                        must_exist=True)
     model = experiment.build_model()
     restore_model(model, args.output_dir, args.checkpoint_path)
     problem = experiment.problem
@@ -70,11 +84,10 @@ def draw(argv: Sequence[str] | None) -> int:
                                              encoders["targets"])
     except NoAttentionError as error:
         raise ValueError(f"{error}: pick a model with attention") from None
-    paths = write_heatmaps(maps, args.to, args.dpi)
-    page = write_page(maps, os.path.join(args.to, "index.html"),
-                      f"{args.input.strip()} -> {encoders['targets'].decode(target_ids)}")
-    print(f"wrote {len(paths)} PNGs and {page}")
-    return 0
+    pngs = write_heatmaps(maps, folder, args.dpi)
+    write_page(maps, os.path.join(folder, "index.html"),
+               f"{args.input.strip()} -> {encoders['targets'].decode(target_ids)}")
+    return len(pngs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

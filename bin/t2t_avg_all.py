@@ -8,9 +8,11 @@ copies hparams.json, so t2t-decoder can use output_dir like model_dir.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
+from t2t_lite import output_paths
 from t2t_lite.bin import common
 
 from t2t_lite.training import averaging
@@ -35,9 +37,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def average(argv: Sequence[str] | None) -> int:
     args = _parse_args(argv)
-    result = averaging.average_last_checkpoints(args.model_dir, args.output_dir, args.n)
+    paths = output_paths.Paths("t2t-avg-all")
+    paths.input_folder("--model_dir", args.model_dir, must_exist=True)
+    # An earlier average of the same model dir is this command's own, to replace.
+    with paths.output_folder("--output_dir", args.output_dir, replaces_own=True,
+                             model_dir=output_paths.real(args.model_dir)) as staging:
+        result = averaging.average_last_checkpoints(args.model_dir, staging, args.n)
     print(f"averaged {len(result.sources)} checkpoints "
-          f"({', '.join(result.sources)}) into {result.path}")
+          f"({', '.join(result.sources)}) into "
+          f"{os.path.join(args.output_dir, os.path.basename(result.path))}")
     return 0
 
 

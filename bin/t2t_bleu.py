@@ -13,6 +13,7 @@ import argparse
 import sys
 from typing import Sequence
 
+from t2t_lite import output_paths
 from t2t_lite.bin import common
 
 from t2t_lite.metrics import bleu
@@ -43,6 +44,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def score(argv: Sequence[str] | None) -> int:
     args = _parse_args(argv)
+    paths = output_paths.Paths("t2t-bleu")
+    for flag in ("translation", "reference", "source"):
+        if getattr(args, flag):
+            paths.input_file(f"--{flag}", getattr(args, flag))
     hyps, refs = bleu.read_translation_and_reference(args.translation, args.reference)
     print("\n".join(bleu.bleu_report(hyps, refs, args.language).lines()))
     if args.source:

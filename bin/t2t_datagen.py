@@ -24,10 +24,14 @@ def generate(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
     if common.load_registrations(args):
         return 0
-    from t2t_lite import registry
+    from t2t_lite import output_paths, registry
     for flag in ("problem", "data_dir"):
         if not getattr(args, flag):
             raise ValueError(f"--{flag} is required")
+    paths = output_paths.Paths("t2t-datagen")
+    for flag in ("data_dir", "tmp_dir", "eval_files_dir"):
+        if getattr(args, flag):
+            paths.shared_folder(f"--{flag}", getattr(args, flag))
     problem = registry.problems[args.problem]()
     tmp_dir = args.tmp_dir or args.data_dir
     problem.generate_data(args.data_dir, tmp_dir)

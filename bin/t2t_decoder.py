@@ -7,10 +7,13 @@ Problem, model, hparams and data dir default to what t2t-trainer recorded in
 from __future__ import annotations
 
 import argparse
+import glob
 import time
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
+from t2t_lite import output_paths
 from t2t_lite.bin import common
+from t2t_lite.data.text_files import write_lines_atomically
 
 if TYPE_CHECKING:  # the heavy imports wait until a command runs
     import keras
@@ -84,46 +87,52 @@ def decode(argv: Sequence[str] | None) -> int:
     if args.ensemble and args.score_file:
         raise ValueError("--score_file scores one model: leave out --ensemble")
     from t2t_lite import experiment as experiment_lib
-    from t2t_lite.data.text_files import write_lines_atomically
     from t2t_lite.decoding import decoder
-    from t2t_lite.decoding.search_decoder import BeamSearchDecoder
-    from t2t_lite.decoding.ensemble import Ensemble
     from t2t_lite.decoding.likelihood import target_log_probs
     from t2t_lite.metrics.scoring import score_decodes
     from t2t_lite.training.checkpoints import restore_model
 
+    paths = output_paths.Paths("t2t-decoder")
+    paths.input_folder("--output_dir", args.output_dir)
+    for flag in ("decode_from_file", "decode_reference", "score_file"):
+        if getattr(args, flag):
+            paths.input_file(f"--{flag}", getattr(args, flag))
+    for other_dir in filter(None, args.ensemble.split(",")):
+        paths.input_folder("--ensemble", other_dir, must_exist=True)
+    if args.checkpoint_path:
+        paths.read_also("--checkpoint_path", *glob.glob(glob.escape(args.checkpoint_path) + ".*"))
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
                                         args.hparams, args.data_dir, args.output_dir,
                                         must_exist=True)
+    paths.input_folder("--data_dir", experiment.data_dir)
     hparams = decoder.decode_hparams(args.decode_hparams,
                                      experiment.problem.decode_hparams_defaults())
-    model = experiment.build_model()
-    restore_model(model, args.output_dir, args.checkpoint_path)
-    problem = experiment.problem
-    encoders = problem.feature_encoders(experiment.data_dir)
-    codecs = {"encoder": encoders["inputs"], "target_encoder": encoders["targets"]}
-    if args.score_file:
-        output_path = args.decode_to_file or args.score_file + ".scores"
-        pairs = decoder.read_pairs(args.score_file)
-        scores = target_log_probs(model, pairs, batch_size=hparams.batch_size, **codecs)
-        write_lines_atomically(output_path, (f"{score:.6f}" for score in scores))
-        print(f"scored {len(scores)} lines of {args.score_file} to {output_path}")
-        return 0
-    members = [ensemble_member(experiment, other_dir)
-               for other_dir in filter(None, args.ensemble.split(","))]
-    search = BeamSearchDecoder(Ensemble([model, *members]) if members else model,
-                               hparams.beam_size, hparams.alpha,
-                               constraint=problem.decode_constraint(experiment.data_dir),
-                               jit_compile=experiment.hparams.xla)
     if args.decode_interactive:
+        search, codecs, problem = _searcher(args, experiment, hparams)
         decoder.decode_interactive(search_fn=search, hparams=hparams,
                                    postprocess=problem.postprocess_decode, **codecs)
         return 0
-    output_path = args.decode_to_file or args.decode_from_file + ".decoded"
-    started = time.perf_counter()
-    outputs, references = decoder.decode_from_file(
-        args.decode_from_file, output_path, search_fn=search, hparams=hparams,
-        postprocess=problem.postprocess_decode, reference_path=args.decode_reference, **codecs)
+    source = args.score_file or args.decode_from_file
+    default = source + (".scores" if args.score_file else ".decoded")
+    flag = "--decode_to_file" if args.decode_to_file else f"--decode_to_file (default {default})"
+    with paths.output_file(flag, args.decode_to_file or default) as output_path:
+        if args.score_file:
+            model = experiment.build_model()
+            restore_model(model, args.output_dir, args.checkpoint_path)
+            encoders = experiment.problem.feature_encoders(experiment.data_dir)
+            pairs = decoder.read_pairs(args.score_file)
+            scores = target_log_probs(model, pairs, batch_size=hparams.batch_size,
+                                      encoder=encoders["inputs"],
+                                      target_encoder=encoders["targets"])
+            write_lines_atomically(output_path, (f"{score:.6f}" for score in scores))
+            print(f"scored {len(scores)} lines of {args.score_file} to {output_path}")
+            return 0
+        search, codecs, problem = _searcher(args, experiment, hparams)
+        started = time.perf_counter()
+        outputs, references = decoder.decode_from_file(
+            args.decode_from_file, output_path, search_fn=search, hparams=hparams,
+            postprocess=problem.postprocess_decode, reference_path=args.decode_reference,
+            **codecs)
     seconds = time.perf_counter() - started
     compiled = f", {len(search.shapes_seen)} XLA programs" if search.jit_compile else ""
     print(f"decoded {len(outputs)} lines of {args.decode_from_file} to {output_path} "
@@ -132,6 +141,28 @@ def decode(argv: Sequence[str] | None) -> int:
     if references is not None:
         print("\n".join(score_decodes(problem, outputs, references)))
     return 0
+
+
+def _searcher(args: argparse.Namespace, experiment: "Experiment", hparams: Any
+              ) -> tuple[Any, dict, Any]:
+    """The beam search over the restored model (and ensemble members), the problem's
+    codecs and the problem."""
+    from t2t_lite.decoding.ensemble import Ensemble
+    from t2t_lite.decoding.search_decoder import BeamSearchDecoder
+    from t2t_lite.training.checkpoints import restore_model
+
+    model = experiment.build_model()
+    restore_model(model, args.output_dir, args.checkpoint_path)
+    problem = experiment.problem
+    encoders = problem.feature_encoders(experiment.data_dir)
+    codecs = {"encoder": encoders["inputs"], "target_encoder": encoders["targets"]}
+    members = [ensemble_member(experiment, other_dir)
+               for other_dir in filter(None, args.ensemble.split(","))]
+    search = BeamSearchDecoder(Ensemble([model, *members]) if members else model,
+                               hparams.beam_size, hparams.alpha,
+                               constraint=problem.decode_constraint(experiment.data_dir),
+                               jit_compile=experiment.hparams.xla)
+    return search, codecs, problem
 
 
 def main(argv: Sequence[str] | None = None) -> int:

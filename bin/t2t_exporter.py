@@ -36,16 +36,23 @@ def export(argv: Sequence[str] | None) -> int:
     if not args.output_dir:
         raise ValueError("--output_dir is required (the folder t2t-trainer wrote)")
     from t2t_lite import experiment as experiment_lib
+    from t2t_lite import output_paths
     from t2t_lite.export.exporter import export_model
     from t2t_lite.training.checkpoints import restore_model
 
+    paths = output_paths.Paths("t2t-exporter")
+    paths.input_folder("--output_dir", args.output_dir)
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
                                         args.hparams, args.data_dir, args.output_dir,
                                         must_exist=True)
-    model = experiment.build_model()
-    checkpoint = restore_model(model, args.output_dir, args.checkpoint_path)
-    size = export_model(model, experiment.problem, experiment.data_dir, args.export_dir,
-                        args.decode_hparams)
+    paths.input_folder("--data_dir", experiment.data_dir)
+    # T2T's convention: exports below the run they come from (OUTPUT_DIR/export/N).
+    with paths.output_folder("--export_dir", args.export_dir,
+                             inside_run=args.output_dir) as staging:
+        model = experiment.build_model()
+        checkpoint = restore_model(model, args.output_dir, args.checkpoint_path)
+        size = export_model(model, experiment.problem, experiment.data_dir, staging,
+                            args.decode_hparams)
     print(f"exported {checkpoint} to {args.export_dir} ({size / 2**20:.1f} MiB); "
           f"inspect it with: saved_model_cli show --dir {args.export_dir} --all")
     return 0

@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import Sequence
 
+from t2t_lite import output_paths
 from t2t_lite.bin import common
 
 from t2t_lite.parsing.evalb import DEFAULT_MAX_LENGTH, evalb, format_report
@@ -29,6 +30,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def score(argv: Sequence[str] | None) -> int:
     args = parse_args(argv)
+    paths = output_paths.Paths("t2t-parse-eval")
+    paths.input_file("--gold", args.gold)
+    paths.input_file("--test", args.test)
     result = evalb(read_tree_file(args.gold), read_tree_file(args.test), args.max_length)
     print(format_report(result))
     return 0

@@ -98,15 +98,22 @@ def train(argv: Sequence[str] | None) -> int:
         if not getattr(args, flag):
             raise ValueError(f"--{flag} is required")
     from t2t_lite import experiment as experiment_lib
-    from t2t_lite import registry
+    from t2t_lite import output_paths, registry
     from t2t_lite.training.distribute import make_strategy
     from t2t_lite.training.trainer import Trainer
 
+    paths = output_paths.Paths("t2t-trainer")
     if args.generate_data:
         if not args.problem:
             raise ValueError("--problem is required with --generate_data")
+        for flag in ("data_dir", "tmp_dir"):
+            if getattr(args, flag):
+                paths.shared_folder(f"--{flag}", getattr(args, flag))
+        paths.run_folder("--output_dir", args.output_dir)
         registry.problems[args.problem]().generate_data(
             args.data_dir, args.tmp_dir or args.data_dir)
+    paths.input_folder("--data_dir", args.data_dir)
+    paths.run_folder("--output_dir", args.output_dir)
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
                                         args.hparams, args.data_dir, args.output_dir,
                                         must_exist=args.schedule == "evaluate")

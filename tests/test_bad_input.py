@@ -204,12 +204,13 @@ CASES = [
          "no 'checkpoint' state file"),
     Case("averaging into the model dir", t2t_avg_all.main,
          lambda ws: [f"--model_dir={ws.output_dir}", f"--output_dir={ws.output_dir}"],
-         "must differ"),
+         "which t2t-avg-all reads"),
     Case("averaging no checkpoints", t2t_avg_all.main,
          lambda ws: [f"--model_dir={ws.output_dir}", f"--output_dir={ws.root}/avg", "--n=0"],
          "at least 1"),
     Case("export into a used folder", t2t_exporter.main,
-         lambda ws: run_dir(ws) + [f"--export_dir={ws.root}/export_taken"], "is not empty"),
+         lambda ws: run_dir(ws) + [f"--export_dir={ws.root}/export_taken"],
+         "holds files t2t-exporter did not write"),
 ]
 
 

@@ -44,7 +44,7 @@ def test_unknown_names_list_what_exists(capsys, tmp_path, flag, expected, listed
              "--model": "--model=transformer", "--hparams_set": "--hparams_set=transformer_tiny"}
     flags[flag.split("=")[0]] = flag
     assert t2t_trainer.main(list(flags.values()) + [
-        f"--data_dir={tmp_path}", f"--output_dir={tmp_path}"]) == 2
+        f"--data_dir={tmp_path}", f"--output_dir={tmp_path / 'run'}"]) == 2
     err = capsys.readouterr().err
     assert expected in err
     assert listed in err.split("\n", 1)[1]  # the listing follows the first line
@@ -162,7 +162,7 @@ def test_decode_from_file_writes_each_lines_decode_in_place(trained, tmp_path):
     target = tmp_path / "out.txt"
     assert t2t_decoder.main([
         f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
-        f"--checkpoint_path={constant_model_checkpoint(output_dir, tmp_path)}",
+        f"--checkpoint_path={constant_model_checkpoint(output_dir, tmp_path / 'constant')}",
         f"--decode_from_file={source}", f"--decode_to_file={target}",
         "--decode_hparams=beam_size=2,alpha=0.6,extra_length=3,batch_size=1"]) == 0
     # One line a batch: a line of n tokens decodes to n + 1 (EOS) + extra_length 3 ones, so
@@ -184,7 +184,7 @@ def test_ensemble_decodes_with_every_members_latest_checkpoint(trained, tmp_path
              "--decode_hparams=beam_size=2,alpha=0.6,extra_length=3,batch_size=1"]
     # Two copies of the constant model: their mean is the constant model's.
     assert t2t_decoder.main(flags + [
-        f"--checkpoint_path={constant_model_checkpoint(output_dir, tmp_path)}",
+        f"--checkpoint_path={constant_model_checkpoint(output_dir, tmp_path / 'constant')}",
         f"--ensemble={member}"]) == 0
     assert target.read_text().split("\n") == [" ".join("1" * 7), " ".join("1" * 5), ""]
     # Members of another vocabulary or problem are refused before decoding.
@@ -211,11 +211,14 @@ def test_decode_non_utf8_names_line_and_keeps_output(trained, tmp_path, capsys):
     source = tmp_path / "bad.txt"
     source.write_bytes(b"0 1\n1 \xff 0\n")
     target = tmp_path / "out.txt"
+    flags = [f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
+             f"--decode_from_file={source}", f"--decode_to_file={target}"]
+    assert "line 2 is not valid UTF-8" in error_of(capsys, t2t_decoder.main, flags)
+    assert not target.exists()
+    # A file the decoder did not write is never its output.
     target.write_text("precious\n")
-    line = error_of(capsys, t2t_decoder.main, [
-        f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
-        f"--decode_from_file={source}", f"--decode_to_file={target}"])
-    assert "line 2 is not valid UTF-8" in line
+    source.write_text("0 1\n")
+    assert "was not written by t2t-decoder" in error_of(capsys, t2t_decoder.main, flags)
     assert target.read_text() == "precious\n"
 
 

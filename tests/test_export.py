@@ -169,7 +169,7 @@ def test_export_refuses_a_folder_in_use(translation, capsys):
     export_dir, _ = translation
     output_dir = os.path.join(os.path.dirname(os.path.dirname(export_dir)), "train")
     assert t2t_exporter.main([f"--output_dir={output_dir}", f"--export_dir={export_dir}"]) == 2
-    assert "is not empty" in capsys.readouterr().err
+    assert "holds files t2t-exporter did not write" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("encoder, texts", [

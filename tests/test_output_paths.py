@@ -1,0 +1,139 @@
+"""Where a command may write (t2t_lite/output_paths.py): outputs never destroy an input,
+a run, or a user's file; a re-run replaces its own output; two writers of one output
+are refused."""
+import os
+import time
+
+import pytest
+
+from t2t_lite.output_paths import OutputPathError, Paths, own_file
+
+
+def write(path, text="x\n"):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    return str(path)
+
+
+def produce(paths, flag, path, text="out\n"):
+    with paths.output_file(flag, str(path)) as target:
+        write(target, text)
+
+
+def test_an_output_is_never_an_input_even_through_a_link(tmp_path):
+    source = write(tmp_path / "in.txt")
+    os.symlink(source, tmp_path / "link.txt")
+    paths = Paths("t2t-decoder")
+    paths.input_file("--decode_from_file", source)
+    for target in (source, str(tmp_path / "link.txt")):
+        with pytest.raises(OutputPathError, match="also read as --decode_from_file"):
+            produce(paths, "--decode_to_file", target)
+    assert open(source).read() == "x\n"
+
+
+def test_no_output_inside_a_run_folder(tmp_path):
+    write(tmp_path / "run" / "hparams.json", "{}")
+    with pytest.raises(OutputPathError, match="inside the run folder"):
+        produce(Paths("t2t-decoder"), "--decode_to_file", tmp_path / "run" / "out.txt")
+    with pytest.raises(OutputPathError, match="inside the run folder"):
+        with Paths("t2t-attention").output_folder("--to", str(tmp_path / "run" / "pics")):
+            pass
+    assert sorted(os.listdir(tmp_path / "run")) == ["hparams.json"]
+
+
+def test_a_rerun_replaces_its_own_output_but_never_a_users_file(tmp_path):
+    target = tmp_path / "out.txt"
+    produce(Paths("t2t-decoder"), "--decode_to_file", target, "first\n")
+    assert own_file(str(target), "t2t-decoder") and not own_file(str(target), "t2t-bleu")
+    produce(Paths("t2t-decoder"), "--decode_to_file", target, "second\n")
+    assert target.read_text() == "second\n"
+    time.sleep(0.01)
+    target.write_text("edited by hand\n")  # no longer the decoder's output
+    with pytest.raises(OutputPathError, match="was not written by t2t-decoder"):
+        produce(Paths("t2t-decoder"), "--decode_to_file", target)
+    notes = write(tmp_path / "notes.txt", "mine\n")
+    with pytest.raises(OutputPathError, match="was not written by t2t-decoder"):
+        produce(Paths("t2t-decoder"), "--decode_to_file", notes)
+    assert target.read_text() == "edited by hand\n" and open(notes).read() == "mine\n"
+
+
+def test_a_second_writer_of_one_output_is_refused_while_the_first_writes(tmp_path):
+    target = str(tmp_path / "out.txt")
+    with Paths("t2t-decoder").output_file("--decode_to_file", target):
+        with pytest.raises(OutputPathError, match="is being written by pid"):
+            produce(Paths("t2t-decoder"), "--decode_to_file", target)
+    produce(Paths("t2t-decoder"), "--decode_to_file", target)  # released
+    assert sorted(os.listdir(tmp_path)) == [".t2t-lite-outputs.json", "out.txt"]
+
+
+def test_wrong_kinds_name_the_flag(tmp_path):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    file = write(tmp_path / "file.txt")
+    paths = Paths("t2t-bleu")
+    with pytest.raises(OutputPathError, match="--reference=.* is a folder; give a file"):
+        paths.input_file("--reference", str(folder))
+    with pytest.raises(OutputPathError, match="--translation=.*: no such file"):
+        paths.input_file("--translation", str(tmp_path / "absent"))
+    with pytest.raises(OutputPathError, match="--decode_to_file=.* is a folder"):
+        produce(Paths("t2t-decoder"), "--decode_to_file", folder)
+    with pytest.raises(OutputPathError, match="is a file, not a folder"):
+        produce(Paths("t2t-decoder"), "--decode_to_file", os.path.join(file, "child"))
+    with pytest.raises(OutputPathError, match="--to=.* is a file; give a folder"):
+        with Paths("t2t-attention").output_folder("--to", file):
+            pass
+
+
+def test_a_folder_output_replaces_its_own_earlier_one_whole(tmp_path):
+    folder = str(tmp_path / "pictures")
+    with Paths("t2t-attention").output_folder("--to", folder, replaces_own=True) as staging:
+        write(os.path.join(staging, "a.png"))
+        write(os.path.join(staging, "old.png"))
+    with Paths("t2t-attention").output_folder("--to", folder, replaces_own=True) as staging:
+        assert not os.path.exists(os.path.join(folder, ".nothing"))
+        write(os.path.join(staging, "a.png"), "new\n")
+    assert sorted(os.listdir(folder)) == [".t2t-lite-outputs.json", "a.png"]
+    # Another command's output, a user's folder, a failed write: refused or untouched.
+    with pytest.raises(OutputPathError, match="holds files t2t-exporter did not write"):
+        with Paths("t2t-exporter").output_folder("--export_dir", folder):
+            pass
+    write(os.path.join(folder, "mine.txt"))
+    with pytest.raises(OutputPathError, match="did not write"):
+        with Paths("t2t-attention").output_folder("--to", folder, replaces_own=True):
+            pass
+    with pytest.raises(RuntimeError):
+        with Paths("t2t-attention").output_folder("--to", str(tmp_path / "new")) as staging:
+            write(os.path.join(staging, "half.png"))
+            raise RuntimeError("the command failed half-way")
+    assert sorted(os.listdir(tmp_path)) == ["pictures"]
+
+
+def test_an_average_replaces_only_an_average_of_the_same_run(tmp_path):
+    folder = str(tmp_path / "avg")
+    with Paths("t2t-avg-all").output_folder("--output_dir", folder, replaces_own=True,
+                                            model_dir="/runs/a") as staging:
+        write(os.path.join(staging, "checkpoint"))  # an average is a run folder
+    with Paths("t2t-avg-all").output_folder("--output_dir", folder, replaces_own=True,
+                                            model_dir="/runs/a") as staging:
+        write(os.path.join(staging, "checkpoint"))
+    with pytest.raises(OutputPathError, match="another output of it"):
+        with Paths("t2t-avg-all").output_folder("--output_dir", folder, replaces_own=True,
+                                                model_dir="/runs/b"):
+            pass
+
+
+def test_the_trainer_takes_new_empty_or_run_folders_only(tmp_path):
+    paths = Paths("t2t-trainer")
+    assert paths.run_folder("--output_dir", str(tmp_path / "new"))
+    write(tmp_path / "run" / "hparams.json", "{}")
+    assert paths.run_folder("--output_dir", str(tmp_path / "run"))
+    write(tmp_path / "home" / "thesis.tex")
+    with pytest.raises(OutputPathError, match="holds files t2t-trainer did not write"):
+        paths.run_folder("--output_dir", str(tmp_path / "home"))
+    with pytest.raises(OutputPathError, match="inside the run folder"):
+        paths.run_folder("--output_dir", str(tmp_path / "run" / "sub"))
+    with Paths("t2t-attention").output_folder("--to", str(tmp_path / "pics")) as staging:
+        write(os.path.join(staging, "a.png"))
+    with pytest.raises(OutputPathError, match="holds the output of t2t-attention"):
+        paths.run_folder("--output_dir", str(tmp_path / "pics"))
