@@ -70,7 +70,8 @@ def ranged():
     return HParams(size=at_least(1, 4), drop=fraction(0.1), rate=positive(1.0),
                    alpha=at_least(0, 0.6), dpi=between(10, 1200, 110),
                    step=off_or_above(1, 1.1), opt=one_of("adam", "sgd"),
-                   widths=at_least(1, [2, 3]), scales=positive([0.5, 2.0]), flag=False, plain=0.5, count=3)
+                   widths=at_least(1, [2, 3]), scales=positive([0.5, 2.0]), flag=False,
+                   plain=0.5, count=3)
 
 
 def test_ranges_take_their_defaults():
