@@ -20,6 +20,8 @@ import subprocess
 
 import tensorflow as tf
 
+from t2t_lite.bin import common
+
 SCORE_LINE = re.compile(r"^(sacreBLEU \(cased\)|sacreBLEU \(lowercased\)|tokenized BLEU "
                         r"\(paper\)|tokenized BLEU \(lowercased\)):\s+([0-9.]+)", re.M)
 
@@ -45,7 +47,7 @@ def main() -> None:
     parser.add_argument("--output_dir", required=True)
     parser.add_argument("--source", required=True)
     parser.add_argument("--reference", required=True)
-    parser.add_argument("--points", type=int, default=8)
+    parser.add_argument("--points", type=common.at_least(1), default=8)
     parser.add_argument("--steps", default="", help="comma-separated steps (default: spread)")
     parser.add_argument("--decode_hparams", default="beam_size=4,alpha=0.6,batch_size=64")
     parser.add_argument("--decodes_dir", default="",

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 
+from t2t_lite.bin import common
 from t2t_lite.problems.algorithmic import fresh_binary_strings, reversal_accuracy_by_length
 
 PROBLEM = "algorithmic_reverse_binary40"
@@ -35,10 +36,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hparams_set", default="transformer_tiny")
     parser.add_argument("--hparams", default=README_HPARAMS)
-    parser.add_argument("--train_steps", type=int, default=3000)
+    parser.add_argument("--train_steps", type=common.at_least(1), default=3000)
     parser.add_argument("--root", default="runs/reverse_main_job")
-    parser.add_argument("--per_length", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--per_length", type=common.at_least(1), default=10)
+    parser.add_argument("--seed", type=common.between(0, 2**32 - 1), default=2026)
     args = parser.parse_args()
     data_dir, output_dir = os.path.join(args.root, "data"), os.path.join(args.root, "train")
     if os.path.exists(output_dir):

@@ -27,6 +27,8 @@ import subprocess
 import sys
 import time
 
+from t2t_lite.bin import common
+
 
 @dataclasses.dataclass(frozen=True)
 class Row:
@@ -147,9 +149,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--suite", choices=sorted(SUITES), default="translation")
     parser.add_argument("--rows", default="", help="comma-separated row names (default: all)")
-    parser.add_argument("--minutes", type=float, default=30.0)
-    parser.add_argument("--save_minutes", type=float, default=2.0)
-    parser.add_argument("--average", type=int, default=5)
+    parser.add_argument("--minutes", type=common.positive_float, default=30.0)
+    parser.add_argument("--save_minutes", type=common.positive_float, default=2.0)
+    parser.add_argument("--average", type=common.at_least(1), default=5)
     parser.add_argument("--root", default="")
     args = parser.parse_args()
     problem, split, raw_dir, decode, rows = SUITES[args.suite]

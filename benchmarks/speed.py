@@ -33,6 +33,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from t2t_lite import registry  # noqa: E402
+from t2t_lite.bin import common  # noqa: E402
 from t2t_lite.data.problem import Problem  # noqa: E402
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder  # noqa: E402
 from t2t_lite.experiment import Experiment  # noqa: E402
@@ -81,19 +82,19 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--shape", default="base", choices=SHAPES)
-    p.add_argument("--vocab", type=int, default=8192)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--src_len", type=int, default=32)
-    p.add_argument("--tgt_len", type=int, default=32)
-    p.add_argument("--decode_batch", type=int, default=32)
-    p.add_argument("--out_len", type=int, default=32)
-    p.add_argument("--beam", type=int, default=4)
-    p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--vocab", type=common.at_least(1), default=8192)
+    p.add_argument("--batch", type=common.at_least(1), default=64)
+    p.add_argument("--src_len", type=common.at_least(1), default=32)
+    p.add_argument("--tgt_len", type=common.at_least(1), default=32)
+    p.add_argument("--decode_batch", type=common.at_least(1), default=32)
+    p.add_argument("--out_len", type=common.at_least(1), default=32)
+    p.add_argument("--beam", type=common.at_least(1), default=4)
+    p.add_argument("--steps", type=common.at_least(1), default=3)
     p.add_argument("--only", default="train,beam")
     p.add_argument("--hparams", default="", help="overrides of transformer_SHAPE")
-    p.add_argument("--memory_steps", type=int, default=0,
+    p.add_argument("--memory_steps", type=common.at_least(0), default=0,
                    help="train this many steps more, reporting resident memory (0: skip)")
-    p.add_argument("--intra_op_parallelism_threads", type=int, default=0,
+    p.add_argument("--intra_op_parallelism_threads", type=common.at_least(0), default=0,
                    help="TensorFlow's per-op threads (0: one per core, as the peers use)")
     args = p.parse_args()
     if args.intra_op_parallelism_threads:
@@ -102,7 +103,7 @@ def main() -> None:
     only = set(args.only.split(","))
     rng = np.random.default_rng(0)
     hparams = registry.hparams_sets[f"transformer_{args.shape}"]()
-    hparams.parse(args.hparams)
+    hparams.parse(args.hparams, source="--hparams")
     result = {"shape": args.shape, "hparams": args.hparams,
               "threads": args.intra_op_parallelism_threads or os.cpu_count()}
     with tempfile.TemporaryDirectory() as output_dir:

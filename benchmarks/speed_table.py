@@ -19,6 +19,8 @@ import os
 import subprocess
 import sys
 
+from t2t_lite.bin import common
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEERS = os.path.join(HERE, "..", "..", "shared", "bench", "peers.py")
 # Our variants by name: hparams overrides of transformer_SHAPE.
@@ -47,7 +49,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--peers_python", default="peers-venv/bin/python")
     parser.add_argument("--shapes", default="tiny,small,base")
-    parser.add_argument("--train_batch", type=int, default=128,
+    parser.add_argument("--train_batch", type=common.at_least(1), default=128,
                         help="training sentences of 32 target tokens (128: 4,096 tokens)")
     parser.add_argument("--out_lens", default="32,128,256")
     parser.add_argument("--beams", default="4,1")

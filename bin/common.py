@@ -3,12 +3,42 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import sys
 from typing import Callable, Sequence
 
 # Errors that bad input produces: printed as one line, exit status 2.
 USER_ERRORS = (KeyError, ValueError, OSError, UnicodeDecodeError)
+
+
+def _number(cast: type, allows: Callable[[float], bool], what: str) -> Callable[[str], float]:
+    """An argparse ``type``: ``cast(text)``, finite and ``allows``d, or argparse's
+    one-line error "argument --flag: must be WHAT, got TEXT"."""
+    def parse(text: str) -> float:
+        try:
+            number = cast(text)
+        except ValueError:
+            number = math.nan
+        if not (math.isfinite(number) and allows(number)):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return number
+    return parse
+
+
+# Numeric flags: every int or float flag of a command declares its range with one of these.
+def at_least(least: int) -> Callable[[str], int]:
+    """An int >= ``least`` (counts, steps; 0 often means "off": see each flag's help)."""
+    return _number(int, lambda n: n >= least, f"an int >= {least}")
+
+
+def between(low: int, high: int) -> Callable[[str], int]:
+    """An int in [``low``, ``high``]."""
+    return _number(int, lambda n: low <= n <= high, f"an int in [{low}, {high}]")
+
+
+non_negative_float = _number(float, lambda x: x >= 0, "a finite number >= 0")
+positive_float = _number(float, lambda x: x > 0, "a finite number > 0")
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -21,10 +51,10 @@ class CommandParser(argparse.ArgumentParser):
                           help="0: t2t-lite's own messages; 1: also TensorFlow's start-up "
                                "messages (device probing) and warnings; 2: all of TensorFlow's")
         # tensor2tensor's names for TensorFlow's two thread pools.
-        self.add_argument("--intra_op_parallelism_threads", type=int, default=0,
+        self.add_argument("--intra_op_parallelism_threads", type=at_least(0), default=0,
                           help="threads one op (a matmul) may use; 0: TensorFlow's choice, "
                                "one per core")
-        self.add_argument("--inter_op_parallelism_threads", type=int, default=0,
+        self.add_argument("--inter_op_parallelism_threads", type=at_least(0), default=0,
                           help="ops that may run at once; 0: TensorFlow's choice")
 
     def error(self, message: str) -> None:
@@ -33,9 +63,6 @@ class CommandParser(argparse.ArgumentParser):
 
     def parse_args(self, args=None, namespace=None) -> argparse.Namespace:
         parsed = super().parse_args(args, namespace)
-        if min(parsed.intra_op_parallelism_threads, parsed.inter_op_parallelism_threads) < 0:
-            self.error("--intra_op_parallelism_threads and --inter_op_parallelism_threads "
-                       "must be >= 0")
         start_tensorflow(parsed.verbosity)
         set_threads(parsed.intra_op_parallelism_threads, parsed.inter_op_parallelism_threads)
         return parsed

@@ -27,7 +27,8 @@ def parser() -> argparse.ArgumentParser:
                    help="its target (default: decode it, as t2t-decoder would)")
     p.add_argument("--decode_hparams", default="", help="as t2t-decoder's, for decoding")
     p.add_argument("--to", required=True, help="folder for the PNGs and index.html")
-    p.add_argument("--dpi", type=int, default=110, help="the PNGs' resolution (dots per inch)")
+    p.add_argument("--dpi", type=common.between(10, 1200), default=110,
+                   help="the PNGs' resolution (dots per inch)")
     return p
 
 

@@ -24,7 +24,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="training directory with ckpt-N checkpoints")
     parser.add_argument("--output_dir", required=True,
                         help="where the averaged checkpoint goes (not model_dir)")
-    parser.add_argument("--n", type=int, default=5,
+    parser.add_argument("--n", type=common.at_least(1), default=5,
                         help="how many of the newest checkpoints to average (paper: 5 for "
                              "base, 20 for big); fewer are averaged, with a warning, if "
                              "fewer exist")

@@ -43,7 +43,7 @@ def parser() -> argparse.ArgumentParser:
                    help="score given outputs instead of decoding: each line 'source<TAB>target'"
                         "; writes log P(target | source) a line to --decode_to_file (default: "
                         "SCORE_FILE.scores)")
-    p.add_argument("--decode_shards", type=int, default=1,
+    p.add_argument("--decode_shards", type=common.at_least(1), default=1,
                    help="(tensor2tensor) only 1: a t2t-decoder decodes its whole file")
     p.add_argument("--decode_in_memory", action="store_true",
                    help="(tensor2tensor) accepted: t2t-decoder always decodes in memory")

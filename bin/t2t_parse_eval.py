@@ -23,7 +23,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = common.CommandParser(prog="t2t-parse-eval", description=__doc__.split("\n")[0])
     parser.add_argument("--gold", required=True, help="gold trees file")
     parser.add_argument("--test", required=True, help="parser output trees file")
-    parser.add_argument("--max_length", type=int, default=DEFAULT_MAX_LENGTH,
+    parser.add_argument("--max_length", type=common.at_least(1), default=DEFAULT_MAX_LENGTH,
                         help="length cut-off of the second summary (words, -NONE- excluded)")
     return parser.parse_args(argv)
 

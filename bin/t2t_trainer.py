@@ -20,36 +20,39 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tmp_dir", help="raw downloads for --generate_data")
     p.add_argument("--generate_data", action="store_true",
                    help="write the problem's vocabulary and shards first (skips done work)")
-    p.add_argument("--train_steps", type=int, default=250000)
-    p.add_argument("--train_minutes", type=float, default=0.0,
+    p.add_argument("--train_steps", type=common.at_least(1), default=250000)
+    p.add_argument("--train_minutes", type=common.non_negative_float, default=0.0,
                    help="stop after this many minutes of training (0 = no limit)")
-    p.add_argument("--eval_every_steps", "--local_eval_frequency", type=int, default=1000,
+    p.add_argument("--eval_every_steps", "--local_eval_frequency", type=common.at_least(1),
+                   default=1000,
                    help="evaluate on the dev split every N steps (and at the end)")
-    p.add_argument("--eval_batches", "--eval_steps", type=int, default=0,
+    p.add_argument("--eval_batches", "--eval_steps", type=common.at_least(0), default=0,
                    help="dev batches per evaluation; 0 = the whole dev split")
-    p.add_argument("--eval_early_stopping_steps", type=int, default=0,
+    p.add_argument("--eval_early_stopping_steps", type=common.at_least(0), default=0,
                    help="stop when the dev loss has not improved for this many steps "
                         "(checked at each evaluation); 0 = never")
     p.add_argument("--schedule", default="train_and_evaluate", choices=SCHEDULES,
                    help="train_and_evaluate (or continuous_train_and_eval, tensor2tensor's "
                         "name): train, evaluating on the way; train: no evaluation; "
                         "evaluate: evaluate the latest checkpoint once")
-    p.add_argument("--decode_eval_every_steps", type=int, default=0,
+    p.add_argument("--decode_eval_every_steps", type=common.at_least(0), default=0,
                    help="decode the first --decode_eval_examples dev examples as t2t-decoder "
                         "would and print their BLEU (F1 for parsing) this often; 0 = never")
-    p.add_argument("--decode_eval_examples", type=int, default=100)
+    p.add_argument("--decode_eval_examples", type=common.at_least(1), default=100)
     p.add_argument("--decode_eval_hparams", default="",
                    help="decode settings for it, as t2t-decoder's --decode_hparams")
-    p.add_argument("--save_checkpoints_steps", type=int, default=1000)
-    p.add_argument("--save_checkpoints_minutes", type=float, default=10.0)
-    p.add_argument("--save_checkpoints_secs", type=float,
+    p.add_argument("--save_checkpoints_steps", type=common.at_least(1), default=1000)
+    p.add_argument("--save_checkpoints_minutes", type=common.positive_float, default=10.0)
+    p.add_argument("--save_checkpoints_secs", type=common.positive_float,
                    help="tensor2tensor's spelling of --save_checkpoints_minutes, in seconds")
-    p.add_argument("--keep_checkpoint_max", type=int, default=20)
-    p.add_argument("--keep_checkpoint_every_n_hours", type=float, default=0.0,
+    p.add_argument("--keep_checkpoint_max", type=common.at_least(1), default=20)
+    p.add_argument("--keep_checkpoint_every_n_hours", type=common.non_negative_float,
+                   default=0.0,
                    help="also keep one checkpoint per this many hours of training, beyond "
                         "--keep_checkpoint_max; 0 = no")
-    p.add_argument("--log_every_steps", type=int, default=100)
-    p.add_argument("--seed", "--random_seed", type=int, default=1234)
+    p.add_argument("--log_every_steps", type=common.at_least(1), default=100)
+    p.add_argument("--seed", "--random_seed", type=common.between(0, 2**32 - 1), default=1234,
+                   help="seeds weights, dropout and the data order (NumPy's range)")
     p.add_argument("--export_saved_model", action="store_true",
                    help="after training, export the model as t2t-exporter would, to "
                         "OUTPUT_DIR/export/STEP (the problem's decode settings)")

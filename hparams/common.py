@@ -1,7 +1,8 @@
 """The training hparams every model's sets build on (T2T's ``basic_params1``).
 
 Keys read by the trainer, the input pipeline and the optimizer, whatever the
-model (all typed; model sets add their own shape keys):
+model, each declared with its range (``t2t_lite/hparam.py``; model sets add
+their own shape keys):
 
 batching        batch_size (tokens per replica per step, source or target
                 side, whichever is longer), max_length, length_bucket_step
@@ -33,33 +34,39 @@ learning rate   learning_rate (the rate, or a scale on rsqrt_decay),
                 learning_rate_decay_rate every learning_rate_decay_steps, as
                 the RNN papers halved theirs each (half) epoch)
 """
-from t2t_lite.hparam import HParams
+from t2t_lite.hparam import HParams, at_least, fraction, off_or_above, one_of, positive
+from t2t_lite.precision import DTYPES
+
+# The choices of the string keys; the trainer looks them up by these names.
+LOSS_NORMALIZERS = ("tokens", "sentences")
+OPTIMIZERS = ("adam", "sgd", "adadelta")
+SCHEDULES = ("rsqrt_decay", "constant", "step_decay")
 
 
 def basic_params() -> HParams:
     """Training defaults: Adam with the Transformer's settings, no clipping."""
     return HParams(
-        batch_size=4096,
-        max_length=256,
-        length_bucket_step=1.1,
-        gradient_accumulation_steps=1,
-        label_smoothing=0.1,
-        word_dropout=0.0,
-        loss_normalizer="tokens",
-        optimizer="adam",
-        optimizer_adam_beta1=0.9,
-        optimizer_adam_beta2=0.98,
-        optimizer_adam_epsilon=1e-9,
-        optimizer_adadelta_rho=0.95,
-        optimizer_adadelta_epsilon=1e-6,
-        clip_grad_norm=0.0,
+        batch_size=at_least(1, 4096),
+        max_length=at_least(1, 256),
+        length_bucket_step=off_or_above(1, 1.1),
+        gradient_accumulation_steps=at_least(1, 1),
+        label_smoothing=fraction(0.1),
+        word_dropout=at_least(0, 0.0),
+        loss_normalizer=one_of(*LOSS_NORMALIZERS),
+        optimizer=one_of(*OPTIMIZERS),
+        optimizer_adam_beta1=fraction(0.9),
+        optimizer_adam_beta2=fraction(0.98),
+        optimizer_adam_epsilon=positive(1e-9),
+        optimizer_adadelta_rho=fraction(0.95),
+        optimizer_adadelta_epsilon=positive(1e-6),
+        clip_grad_norm=at_least(0, 0.0),
         skip_nonfinite_steps=False,
-        learning_rate=1.0,
-        learning_rate_schedule="rsqrt_decay",
-        learning_rate_warmup_steps=4000,
-        learning_rate_decay_start_step=0,
-        learning_rate_decay_steps=1,
-        learning_rate_decay_rate=1.0,
-        dtype="float32",
+        learning_rate=positive(1.0),
+        learning_rate_schedule=one_of(*SCHEDULES),
+        learning_rate_warmup_steps=at_least(1, 4000),
+        learning_rate_decay_start_step=at_least(0, 0),
+        learning_rate_decay_steps=at_least(1, 1),
+        learning_rate_decay_rate=positive(1.0),
+        dtype=one_of(*DTYPES),
         xla=False,
     )

@@ -6,8 +6,8 @@ reverse_source, shared_embedding, initializer, initializer_gain. Attention
 models add attention_size (the concat score's depth; 0 = hidden_size),
 attention_score ("dot", "general", "concat"), attention_scope ("global",
 "local_m", "local_p"), attention_window (D), input_feeding (Luong) and
-maxout_units (Bahdanau). Training keys are ``basic_params``'s
-(``t2t_lite/hparams/common.py``).
+maxout_units (Bahdanau), each declared with its range. Training keys are
+``basic_params``'s (``t2t_lite/hparams/common.py``).
 
 The papers' batches were counted in sentences (128 for Sutskever and Luong,
 80 for Bahdanau); ours are counted in tokens, so each set takes a token count
@@ -17,23 +17,28 @@ objective summed a sentence's token losses and averaged over sentences, which
 ``loss_normalizer="sentences"`` reproduces: with a per-token mean their SGD
 learning rates would be some 30 times too small.
 """
-from t2t_lite.hparam import HParams
+from t2t_lite.hparam import HParams, at_least, fraction, one_of, positive
 from t2t_lite.hparams.common import basic_params
 from t2t_lite.registry import register_hparams
+
+# The choices of the string keys; the layers look them up by these names.
+INITIALIZERS = ("uniform", "keras")
+ATTENTION_SCORES = ("general", "dot", "concat")
+ATTENTION_SCOPES = ("global", "local_m", "local_p")
 
 
 def lstm_base() -> HParams:
     """Keys of every RNN model; SGD without decay, no smoothing, per-sentence loss."""
     hparams = basic_params().extend(
-        hidden_size=1000,
-        embedding_size=1000,
-        num_encoder_layers=4,
-        num_decoder_layers=4,
-        dropout=0.0,
+        hidden_size=at_least(1, 1000),
+        embedding_size=at_least(1, 1000),
+        num_encoder_layers=at_least(1, 4),
+        num_decoder_layers=at_least(1, 4),
+        dropout=fraction(0.0),
         reverse_source=True,
         shared_embedding=False,
-        initializer="uniform",
-        initializer_gain=0.1,
+        initializer=one_of(*INITIALIZERS),
+        initializer_gain=positive(0.1),
     )
     hparams.optimizer = "sgd"
     hparams.learning_rate = 1.0
@@ -48,10 +53,10 @@ def lstm_base() -> HParams:
 def lstm_attention_base() -> HParams:
     """lstm_base with the attention keys, set to Luong's global general attention."""
     return lstm_base().extend(
-        attention_size=0,
-        attention_score="general",
-        attention_scope="global",
-        attention_window=10,
+        attention_size=at_least(0, 0),
+        attention_score=one_of(*ATTENTION_SCORES),
+        attention_scope=one_of(*ATTENTION_SCOPES),
+        attention_window=at_least(1, 10),
         input_feeding=True,
     )
 
@@ -84,7 +89,8 @@ def lstm_bahdanau() -> HParams:
     sentences of up to 50 words, no source reversal. Keras's initializers stand
     in for theirs (orthogonal recurrent weights as theirs were; Gaussian 0.01
     elsewhere)."""
-    hparams = lstm_base().extend(attention_size=1000, maxout_units=500)
+    hparams = lstm_base().extend(attention_size=at_least(0, 1000),
+                                  maxout_units=at_least(1, 500))
     hparams.num_encoder_layers = 1
     hparams.num_decoder_layers = 1
     hparams.embedding_size = 620

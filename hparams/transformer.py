@@ -2,7 +2,8 @@
 
 Each set is a short function built on another, as in T2T. Training keys
 (batching, loss, optimizer, learning rate) are ``basic_params``'s, documented in
-``t2t_lite/hparams/common.py``; the Transformer's own keys (all typed):
+``t2t_lite/hparams/common.py``; the Transformer's own keys (each declared with
+its range; the key and value channels must split evenly over the heads):
 
 model shape     hidden_size (d_model), filter_size (d_ff), num_heads,
                 num_encoder_layers, num_decoder_layers, attention_key_channels /
@@ -17,29 +18,42 @@ structure       normalize_before (pre-norm; False = the paper's post-norm),
 The training defaults are the paper's: Adam(0.9, 0.98, 1e-9), the rsqrt_decay
 schedule with 4000 warmup steps, label smoothing 0.1, batches of 4096 tokens.
 """
-from t2t_lite.hparam import HParams
+from t2t_lite.hparam import HParams, at_least, fraction, one_of
 from t2t_lite.hparams.common import basic_params
 from t2t_lite.registry import register_hparams
+
+POSITION_EMBEDDINGS = ("timing", "learned")
+
+
+def _heads_split_channels(hparams: HParams) -> str | None:
+    """Each head gets d_k = channels / num_heads of the keys (and values)."""
+    for key in ("attention_key_channels", "attention_value_channels"):
+        channels = getattr(hparams, key) or hparams.hidden_size
+        if channels % hparams.num_heads:
+            named = key if getattr(hparams, key) else "hidden_size"
+            return (f"{named}={channels} is not divisible by num_heads={hparams.num_heads}: "
+                    "each head takes an equal share")
+    return None
 
 
 @register_hparams
 def transformer_base() -> HParams:
     """The paper's base model (Vaswani et al. 2017, Table 3 row "base")."""
     return basic_params().extend(
-        hidden_size=512,
-        filter_size=2048,
-        num_heads=8,
-        num_encoder_layers=6,
-        num_decoder_layers=6,
-        attention_key_channels=0,
-        attention_value_channels=0,
-        layer_prepostprocess_dropout=0.1,
-        attention_dropout=0.0,
-        relu_dropout=0.0,
+        hidden_size=at_least(1, 512),
+        filter_size=at_least(1, 2048),
+        num_heads=at_least(1, 8),
+        num_encoder_layers=at_least(1, 6),
+        num_decoder_layers=at_least(1, 6),
+        attention_key_channels=at_least(0, 0),
+        attention_value_channels=at_least(0, 0),
+        layer_prepostprocess_dropout=fraction(0.1),
+        attention_dropout=fraction(0.0),
+        relu_dropout=fraction(0.0),
         normalize_before=False,
-        position_embedding="timing",
+        position_embedding=one_of(*POSITION_EMBEDDINGS),
         shared_embedding_and_softmax_weights=True,
-    )
+    ).add_rule(_heads_split_channels)
 
 
 @register_hparams

@@ -6,7 +6,9 @@ They are written back to ``hparams.json`` together with the model and problem
 names and a fingerprint of the vocabulary, so that the decoder and a resumed
 trainer rebuild exactly the model that was trained, and a request that
 disagrees with what the output dir holds is refused before anything is
-overwritten.
+overwritten. Each stage's values are checked against the declared ranges as
+they arrive, and a refusal names the stage (``hparams set transformer_tiny``,
+``hparams.json in DIR``, ``--hparams``); NaN and infinities never reach the file.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from typing import Any
 
 from t2t_lite import registry
 from t2t_lite.data.problem import Problem
-from t2t_lite.hparam import HParams
+from t2t_lite.hparam import HParams, from_source
 from t2t_lite.precision import dtype_policy
 
 HPARAMS_FILE = "hparams.json"
@@ -62,7 +64,8 @@ class Experiment:
         os.makedirs(self.output_dir, exist_ok=True)
         path = os.path.join(self.output_dir, HPARAMS_FILE)
         with open(path + ".tmp", "w") as f:
-            json.dump(self.record(), f, indent=2, sort_keys=True)
+            # The values were checked on arrival; allow_nan=False stops a bug writing NaN.
+            json.dump(self.record(), f, indent=2, sort_keys=True, allow_nan=False)
         os.replace(path + ".tmp", path)
 
 
@@ -122,12 +125,14 @@ def resolve(problem_name: str | None, model_name: str | None, hparams_set: str |
             raise ExperimentError(f"{flag} is required (no {HPARAMS_FILE} in {output_dir})")
     problem = registry.problems[problem_name]()
     registry.models[model_name]  # an unknown model fails here, listing the known ones
-    hparams = registry.hparams_sets[hparams_set]()
+    make_hparams = registry.hparams_sets[hparams_set]
+    with from_source(f"hparams set {hparams_set}"):
+        hparams = make_hparams().check()
     if saved.get("hparams"):
-        hparams.override_from_dict(saved["hparams"])
+        hparams.override_from_dict(saved["hparams"], source=f"{HPARAMS_FILE} in {output_dir}")
     saved_values = hparams.values()
     if hparams_overrides:
-        hparams.parse(hparams_overrides)
+        hparams.parse(hparams_overrides, source="--hparams")
     experiment = Experiment(problem, model_name, hparams_set, hparams, data_dir, output_dir)
     if record is not None and _has_checkpoint(output_dir):
         _check_shape_unchanged(experiment, saved_values, record)

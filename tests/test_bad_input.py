@@ -3,6 +3,7 @@ command exits with status 2 and one error line that says what is wrong and what 
 and leaves every file it was given, the output dir included, as it was."""
 import dataclasses
 import gzip
+import json
 import os
 import shutil
 from typing import Callable
@@ -50,6 +51,11 @@ def ws(tmp_path_factory):
     (root / "broken_run" / "hparams.json").write_text("{not json")
     (root / "export_taken").mkdir()
     (root / "export_taken" / "saved_model.pb").write_text("an earlier export")
+    for name, dropout in (("edited_run", 2.0), ("nan_run", float("nan"))):
+        (root / name).mkdir()
+        record = json.loads((root / "train" / "hparams.json").read_text())
+        record["hparams"]["layer_prepostprocess_dropout"] = dropout  # edited by hand
+        (root / name / "hparams.json").write_text(json.dumps(record))
     tf.train.Checkpoint(model=tf.Module()).write(str(files / "other_model" / "ckpt-1"))
     other = tf.Module()
     other.w = tf.Variable([1.0])
@@ -207,10 +213,63 @@ CASES = [
          "which t2t-avg-all reads"),
     Case("averaging no checkpoints", t2t_avg_all.main,
          lambda ws: [f"--model_dir={ws.output_dir}", f"--output_dir={ws.root}/avg", "--n=0"],
-         "at least 1"),
+         "--n: must be an int >= 1"),
     Case("export into a used folder", t2t_exporter.main,
          lambda ws: run_dir(ws) + [f"--export_dir={ws.root}/export_taken"],
          "holds files t2t-exporter did not write"),
+    # Declared ranges (issue 24).
+    Case("hparam out of range", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--hparams=layer_prepostprocess_dropout=1.5"),
+         "--hparams: hparam 'layer_prepostprocess_dropout' must be in [0, 1), got 1.5"),
+    Case("NaN hparam", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--hparams=learning_rate=nan"),
+         "hparam 'learning_rate' must be finite and > 0, got nan"),
+    Case("infinite hparam", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--hparams=label_smoothing=1e999"),
+         "hparam 'label_smoothing' must be finite and in [0, 1), got inf"),
+    Case("hparam not among its choices", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--hparams=optimizer=adamw"),
+         "hparam 'optimizer' must be one of 'adam', 'sgd', 'adadelta', got 'adamw'"),
+    Case("heads that do not split hidden_size", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--hparams=num_heads=3"),
+         "hidden_size=32 is not divisible by num_heads=3"),
+    Case("hparams.json edited out of range", t2t_decoder.main,
+         lambda ws: [f"--output_dir={ws.root}/edited_run", f"--t2t_usr_dir={USR_DIR}",
+                     f"--decode_from_file={ws.path('in.txt')}"],
+         "edited_run: hparam 'layer_prepostprocess_dropout' must be in [0, 1), got 2.0"),
+    Case("NaN in hparams.json", t2t_trainer.main,
+         lambda ws: COMMON + [f"--data_dir={ws.data_dir}", f"--output_dir={ws.root}/nan_run"],
+         "nan_run: hparam 'layer_prepostprocess_dropout' must be finite and in [0, 1)"),
+    Case("decode alpha infinite", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   "--decode_hparams=alpha=inf"],
+         "--decode_hparams: hparam 'alpha' must be finite and >= 0, got inf"),
+    Case("negative decode extra_length", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   "--decode_hparams=extra_length=-5"],
+         "hparam 'extra_length' must be >= 0, got -5"),
+    Case("dev decode hparam out of range", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--decode_eval_every_steps=2",
+                                 "--decode_eval_hparams=beam_size=0"),
+         "--decode_eval_hparams: hparam 'beam_size' must be >= 1, got 0"),
+    Case("zero train steps", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--train_steps=0"),
+         "argument --train_steps: must be an int >= 1, got '0'"),
+    Case("negative keep_checkpoint_max", t2t_trainer.main,
+         lambda ws: train_args(ws, "--keep_checkpoint_max=-1"),
+         "argument --keep_checkpoint_max: must be an int >= 1, got '-1'"),
+    Case("NaN train minutes", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--train_minutes=nan"),
+         "argument --train_minutes: must be a finite number >= 0, got 'nan'"),
+    Case("zero save_checkpoints_secs", t2t_trainer.main,
+         lambda ws: train_args(ws, "--save_checkpoints_secs=0"),
+         "argument --save_checkpoints_secs: must be a finite number > 0, got '0'"),
+    Case("evaluating every 0 steps", t2t_trainer.main,
+         lambda ws: train_args(ws, "--eval_every_steps=0"),
+         "must be an int >= 1, got '0'"),
+    Case("parse-eval length cut-off of 0", t2t_parse_eval.main,
+         lambda ws: [f"--gold={ws.path('gold.trees')}", f"--test={ws.path('gold.trees')}",
+                     "--max_length=0"], "argument --max_length: must be an int >= 1"),
 ]
 
 

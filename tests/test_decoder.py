@@ -153,12 +153,31 @@ def test_decode_hparams_layers_library_problem_and_user_settings():
     ("beam=4", None, "unknown hparam 'beam'"),
     ("beam_size=wide", None, "'beam_size' expects an int"),
     ("", {"beam_width": 3}, "unknown hparam 'beam_width'"),
-    ("beam_size=0", None, "'beam_size' must be >= 1"),
+    ("beam_size=0", None, "--decode_hparams: hparam 'beam_size' must be >= 1, got 0"),
     ("extra_length=-1", None, "'extra_length' must be >= 0"),
+    ("alpha=inf", None, "'alpha' must be finite and >= 0, got inf"),
+    ("alpha=nan", None, "'alpha' must be finite and >= 0, got nan"),
+    ("alpha=-0.5", None, "'alpha' must be >= 0, got -0.5"),
+    ("batch_size=0", None, "'batch_size' must be >= 1"),
+    ("max_input_length=-1", None, "'max_input_length' must be >= 0"),
+    ("length_bucket=0", None, "'length_bucket' must be >= 1"),
+    ("", {"beam_size": 0}, "the problem's decode defaults: hparam 'beam_size' must be >= 1"),
+    ("", {"alpha": float("inf")}, "the problem's decode defaults: hparam 'alpha' must be finite"),
 ])
 def test_decode_hparams_rejects_bad_settings(overrides, defaults, message):
     with pytest.raises(HParamsError, match=message):
         decode_hparams(overrides, defaults)
+
+
+def test_decode_hparams_name_the_flag_they_came_from():
+    with pytest.raises(HParamsError, match="^--decode_eval_hparams: hparam 'beam_size'"):
+        decode_hparams("beam_size=-3", source="--decode_eval_hparams")
+
+
+def test_every_decode_hparam_declares_its_range():
+    hparams = decode_hparams()
+    assert [key for key in hparams if hparams.range_of(key) is None
+            and not isinstance(getattr(hparams, key), bool)] == []
 
 
 def test_beam_search_decoder_works_as_search_fn_and_traces_once():

@@ -35,10 +35,10 @@ def test_bahdanau_adadelta_settings():
 
 
 @pytest.mark.parametrize("overrides, message", [
-    ("optimizer=adagrad", "unknown optimizer 'adagrad'; choose one of: adam, sgd, adadelta"),
-    ("learning_rate_schedule=cosine", "unknown learning_rate_schedule 'cosine'"),
+    ("optimizer=adagrad", "'optimizer' must be one of 'adam', 'sgd', 'adadelta', got 'adagrad'"),
+    ("learning_rate_schedule=cosine", "'learning_rate_schedule' must be one of 'rsqrt_decay'"),
     ("learning_rate_schedule=step_decay,learning_rate_decay_steps=0",
-     "learning_rate_decay_steps must be >= 1"),
+     "'learning_rate_decay_steps' must be >= 1"),
 ])
 def test_unknown_names_list_the_known_ones(overrides, message):
     with pytest.raises(ValueError, match=message):

@@ -59,7 +59,7 @@ def test_xla_step_equals_the_plain_step(data_dir, tmp_path):  # noqa: F811
 
 
 def test_bad_combinations_are_refused(data_dir, tmp_path, two_cpu_strategy):  # noqa: F811
-    with pytest.raises(ValueError, match="unknown dtype='float8'; use one of float32, "):
+    with pytest.raises(ValueError, match="'dtype' must be one of 'float32', 'mixed_bfloat16', "):
         make_trainer(data_dir, tmp_path / "a", tiny_hparams("dtype=float8"))
     with pytest.raises(ValueError, match="clip_grad_norm cannot be combined with dtype="):
         make_trainer(data_dir, tmp_path / "b",

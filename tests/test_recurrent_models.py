@@ -8,6 +8,7 @@ from t2t_lite import registry
 from t2t_lite.data.encoders import EOS_ID, PAD_ID
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.experiment import Experiment
+from t2t_lite.hparam import HParamsError
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.base import NoAttentionError, shift_right
@@ -151,12 +152,19 @@ def test_sutskever_model_has_no_attention_weights():
     (LUONG, transformer_tiny(), "needs hparams embedding_size"),
     ("transformer", small_hparams(), "needs hparams filter_size"),
     (SEQ2SEQ, small_hparams("num_decoder_layers=3"), "num_encoder_layers == num_decoder_layers"),
-    (LUONG, small_hparams("attention_scope=nearby"), "unknown attention_scope"),
-    (BAHDANAU, small_hparams("initializer=normal"), "unknown initializer"),
 ])
 def test_mismatched_hparams_are_refused_with_the_missing_keys(name, hparams, message):
     with pytest.raises(ValueError, match=message):
         registry.models[name](hparams, VOCAB)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ("attention_scope=nearby", "'attention_scope' must be one of 'global', 'local_m', 'local_p'"),
+    ("initializer=normal", "'initializer' must be one of 'uniform', 'keras'"),
+])
+def test_unknown_names_are_refused_by_the_hparams(overrides, message):
+    with pytest.raises(HParamsError, match=message):
+        small_hparams(overrides)
 
 
 # Each registered RNN set names its model by its prefix.

@@ -77,7 +77,7 @@ def test_thread_pool_flags_size_tensorflows_pools(capsys):
     assert shown.stdout.split() == ["1", "3"], shown.stderr
     with pytest.raises(SystemExit):
         t2t_trainer.parser().parse_args(["--intra_op_parallelism_threads=-2"])
-    assert "must be >= 0" in capsys.readouterr().err
+    assert "must be an int >= 0, got '-2'" in capsys.readouterr().err
 
 
 def test_an_unknown_flag_is_one_line_not_a_usage_dump(capsys):

@@ -21,42 +21,40 @@ import numpy as np
 
 from t2t_lite.data.encoders import EOS_ID, PAD_ID, TextEncoder
 from t2t_lite.data.text_files import read_utf8_lines, write_lines_atomically
-from t2t_lite.hparam import HParams, HParamsError
+from t2t_lite.hparam import HParams, at_least
 from t2t_lite.progress import Progress
 
 SearchFn = Callable[[np.ndarray, int], tuple[Any, Any]]
 # (input line, decoded text) -> output line; e.g. parsing rebuilds a tree over the words.
 Postprocess = Callable[[str, str], str]
 
+# Each key with its range (t2t_lite/hparam.py).
 DECODE_DEFAULTS = {
-    "beam_size": 4,          # 1 = greedy
-    "alpha": 0.6,            # length penalty exponent: ((5 + length) / 6) ** alpha
-    "extra_length": 50,      # max decode length = input length + extra_length
-    "batch_size": 32,        # lines per search call
-    "return_beams": False,   # write every beam, tab-separated, best first
-    "write_beam_scores": False,  # follow each output (each beam) with a tab and its score
-    "max_input_length": 0,   # truncate longer inputs (EOS included); 0 = unlimited
+    "beam_size": at_least(1, 4),      # 1 = greedy
+    "alpha": at_least(0, 0.6),        # length penalty exponent: ((5 + length) / 6) ** alpha
+    "extra_length": at_least(0, 50),  # max decode length = input length + extra_length
+    "batch_size": at_least(1, 32),    # lines per search call
+    "return_beams": False,            # write every beam, tab-separated, best first
+    "write_beam_scores": False,       # follow each output (each beam) with a tab and its score
+    # Truncate longer inputs (EOS included); 0 = unlimited.
+    "max_input_length": at_least(0, 0),
     # Under XLA (model hparam xla=true) inputs are padded to a multiple of this many
     # tokens and every batch to batch_size lines: one compiled program per bucket.
-    "length_bucket": 16,
+    "length_bucket": at_least(1, 16),
 }
 
 
-def decode_hparams(overrides: str = "", defaults: dict[str, Any] | None = None) -> HParams:
+def decode_hparams(overrides: str = "", defaults: dict[str, Any] | None = None,
+                   source: str = "--decode_hparams") -> HParams:
     """Decode settings: library defaults, then a problem's ``defaults``, then ``overrides``.
 
-    ``overrides`` is the user's ``"beam_size=8,alpha=1.0"`` string. Unknown keys
-    and values of the wrong type raise ``HParamsError``.
+    ``overrides`` is the user's ``"beam_size=8,alpha=1.0"`` string, from the flag
+    ``source``. Unknown keys, values of the wrong type and values out of range
+    (NaN and infinities included) raise ``HParamsError`` naming the key and source.
     """
     hparams = HParams(**DECODE_DEFAULTS)
-    hparams.override_from_dict(defaults or {})
-    hparams.parse(overrides)
-    for key, least in (("beam_size", 1), ("batch_size", 1), ("extra_length", 0),
-                       ("max_input_length", 0), ("length_bucket", 1)):
-        if getattr(hparams, key) < least:
-            raise HParamsError(f"decode hparam {key!r} must be >= {least}, "
-                               f"got {getattr(hparams, key)}")
-    return hparams
+    hparams.override_from_dict(defaults or {}, source="the problem's decode defaults")
+    return hparams.parse(overrides, source=source)
 
 
 def _one_field(text: str, separator: str) -> str:

@@ -24,7 +24,8 @@ class DevDecodeScorer:
     def __init__(self, problem: Problem, data_dir: str, split: str = "dev",
                  num_examples: int = 100, decode_overrides: str = ""):
         self.problem = problem
-        self.hparams = decode_hparams(decode_overrides, problem.decode_hparams_defaults())
+        self.hparams = decode_hparams(decode_overrides, problem.decode_hparams_defaults(),
+                                      source="--decode_eval_hparams")
         self.hparams.return_beams = False  # one hypothesis a line, to score
         encoders = problem.feature_encoders(data_dir)
         self.encoder, self.target_encoder = encoders["inputs"], encoders["targets"]

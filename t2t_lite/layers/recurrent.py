@@ -14,8 +14,7 @@ import keras
 import tensorflow as tf
 
 from t2t_lite.data.encoders import PAD_ID
-
-INITIALIZERS = ("uniform", "keras")
+from t2t_lite.hparams.lstm import INITIALIZERS
 
 LSTMState = tuple[tf.Tensor, tf.Tensor]  # (h, c), each [B, units]
 

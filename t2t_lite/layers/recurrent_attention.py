@@ -26,11 +26,9 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from t2t_lite.hparams.lstm import ATTENTION_SCOPES, ATTENTION_SCORES
 from t2t_lite.layers.attention import MASK_VALUE
 from t2t_lite.layers.recurrent import Initializers
-
-SCORES = ("dot", "general", "concat")
-SCOPES = ("global", "local_m", "local_p")
 
 
 class RecurrentAttention(keras.layers.Layer):
@@ -48,12 +46,12 @@ class RecurrentAttention(keras.layers.Layer):
     def __init__(self, score: str, scope: str, window: int, units: int,
                  initializers: Initializers, **kwargs):
         super().__init__(**kwargs)
-        if score not in SCORES:
+        if score not in ATTENTION_SCORES:
             raise ValueError(f"unknown attention_score {score!r}; choose one of: "
-                             f"{', '.join(SCORES)}")
-        if scope not in SCOPES:
+                             f"{', '.join(ATTENTION_SCORES)}")
+        if scope not in ATTENTION_SCOPES:
             raise ValueError(f"unknown attention_scope {scope!r}; choose one of: "
-                             f"{', '.join(SCOPES)}")
+                             f"{', '.join(ATTENTION_SCOPES)}")
         if scope != "global" and window < 1:
             raise ValueError(f"a local attention window needs attention_window >= 1, "
                              f"got {window}")

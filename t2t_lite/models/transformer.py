@@ -13,14 +13,13 @@ import tensorflow as tf
 
 from t2t_lite.data.encoders import PAD_ID
 from t2t_lite.hparam import HParams
+from t2t_lite.hparams.transformer import POSITION_EMBEDDINGS
 from t2t_lite.layers.attention import causal_bias, padding_bias
 from t2t_lite.layers.embedding import (LearnedPositionEmbedding, SinusoidPositionEncoding,
                                        TokenEmbedding)
 from t2t_lite.layers.transformer_blocks import DecoderBlock, EncoderBlock, layer_norm
 from t2t_lite.models.base import Seq2SeqModel, shift_right
 from t2t_lite.registry import register_model
-
-POSITION_EMBEDDINGS = ("timing", "learned")
 
 
 @register_model

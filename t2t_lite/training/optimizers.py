@@ -9,9 +9,8 @@ from __future__ import annotations
 import keras
 
 from t2t_lite.hparam import HParams
+from t2t_lite.hparams.common import OPTIMIZERS
 from t2t_lite.training.schedules import learning_rate_schedule
-
-OPTIMIZERS = ("adam", "sgd", "adadelta")
 
 
 def make_optimizer(hparams: HParams) -> keras.optimizers.Optimizer:

@@ -5,6 +5,7 @@ import keras
 import tensorflow as tf
 
 from t2t_lite.hparam import HParams
+from t2t_lite.hparams.common import SCHEDULES
 
 
 class RsqrtDecay(keras.optimizers.schedules.LearningRateSchedule):
@@ -68,9 +69,6 @@ class StepDecay(keras.optimizers.schedules.LearningRateSchedule):
     def get_config(self) -> dict:
         return {"learning_rate": self.learning_rate, "start_step": self.start_step,
                 "decay_steps": self.decay_steps, "rate": self.rate}
-
-
-SCHEDULES = ("rsqrt_decay", "constant", "step_decay")
 
 
 def learning_rate_schedule(hparams: HParams) -> keras.optimizers.schedules.LearningRateSchedule:

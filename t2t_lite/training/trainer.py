@@ -22,6 +22,7 @@ import tensorflow as tf
 from t2t_lite.data.encoders import PAD_ID
 from t2t_lite.data.pipeline import batch_examples
 from t2t_lite.experiment import Experiment
+from t2t_lite.hparams.common import LOSS_NORMALIZERS
 from t2t_lite.progress import format_duration
 from t2t_lite.training.checkpoints import training_checkpoint
 from t2t_lite.training.distribute import is_chief, num_workers
@@ -32,7 +33,6 @@ from t2t_lite.training.output_lock import OutputDirLock
 from t2t_lite.training.run_checkpoints import RunCheckpoints
 
 SUM = tf.distribute.ReduceOp.SUM
-LOSS_NORMALIZERS = ("tokens", "sentences")
 
 
 @dataclasses.dataclass
