@@ -37,6 +37,7 @@ def export(argv: Sequence[str] | None) -> int:
         raise ValueError("--output_dir is required (the folder t2t-trainer wrote)")
     from t2t_lite import experiment as experiment_lib
     from t2t_lite import output_paths
+    from t2t_lite.decoding.decoder import decode_hparams
     from t2t_lite.export.exporter import export_model
     from t2t_lite.training.checkpoints import restore_model
 
@@ -46,6 +47,7 @@ def export(argv: Sequence[str] | None) -> int:
                                         args.hparams, args.data_dir, args.output_dir,
                                         must_exist=True)
     paths.input_folder("--data_dir", experiment.data_dir)
+    decode_hparams(args.decode_hparams, experiment.problem.decode_hparams_defaults())  # checked
     # T2T's convention: exports below the run they come from (OUTPUT_DIR/export/N).
     with paths.output_folder("--export_dir", args.export_dir,
                              inside_run=args.output_dir) as staging:

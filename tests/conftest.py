@@ -12,6 +12,16 @@ split_cpu(2)
 
 
 import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+# The fuzzer's profiles (tests/test_fuzz_commands.py): "ci", fixed draws of about a
+# minute, is the default; pytest --hypothesis-profile=long draws ten times as many, at
+# random.
+settings.register_profile("ci", derandomize=True, deadline=None, max_examples=100,
+                          suppress_health_check=list(HealthCheck), database=None)
+settings.register_profile("long", deadline=None, max_examples=1000,
+                          suppress_health_check=list(HealthCheck))
+settings.load_profile("ci")
 
 
 @pytest.fixture(scope="session")
