@@ -12,8 +12,8 @@ import pytest
 import tensorflow as tf
 
 from cli_helpers import COMMON, USR_DIR, train_tiny
-from t2t_lite.bin import (t2t_avg_all, t2t_bleu, t2t_datagen, t2t_decoder, t2t_exporter,
-                          t2t_parse_eval, t2t_trainer)
+from t2t_lite.bin import (t2t_attention, t2t_avg_all, t2t_bleu, t2t_datagen, t2t_decoder,
+                          t2t_exporter, t2t_parse_eval, t2t_trainer)
 
 
 @dataclasses.dataclass
@@ -60,6 +60,8 @@ def ws(tmp_path_factory):
     other = tf.Module()
     other.w = tf.Variable([1.0])
     tf.train.Checkpoint(model=other).write(str(files / "other_model" / "ckpt-2"))
+    shutil.copytree(output_dir, root / "train_copy")
+    assert t2t_avg_all.main([f"--model_dir={output_dir}", f"--output_dir={root}/average"]) == 0
     return Workspace(str(root), data_dir, output_dir)
 
 
@@ -270,6 +272,55 @@ CASES = [
     Case("parse-eval length cut-off of 0", t2t_parse_eval.main,
          lambda ws: [f"--gold={ws.path('gold.trees')}", f"--test={ws.path('gold.trees')}",
                      "--max_length=0"], "argument --max_length: must be an int >= 1"),
+    # Outputs never destroy an input, a run or a user's file (issue 24).
+    Case("decode output is the input", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   f"--decode_to_file={ws.path('in.txt')}"],
+         "is also read as --decode_from_file"),
+    Case("score output is the score file", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--score_file={ws.path('no_tab.txt')}",
+                                   f"--decode_to_file={ws.path('no_tab.txt')}"],
+         "is also read as --score_file"),
+    Case("decode output over a user's file", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   f"--decode_to_file={ws.path('one_line.txt')}"],
+         "exists and was not written by t2t-decoder"),
+    Case("decode output inside a run folder", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   f"--decode_to_file={ws.output_dir}/out.txt"],
+         "inside the run folder"),
+    Case("decode output is a folder", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   f"--decode_to_file={ws.root}/empty_dir"],
+         "is a folder; give a file name"),
+    Case("decode output below a file", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   f"--decode_to_file={ws.path('in.txt')}/out.txt"],
+         "is a file, not a folder"),
+    Case("training into a folder of a user's files", t2t_trainer.main,
+         lambda ws: COMMON + [f"--data_dir={ws.data_dir}", f"--output_dir={ws.root}/files"],
+         "holds files t2t-trainer did not write"),
+    Case("training inside another run", t2t_trainer.main,
+         lambda ws: COMMON + [f"--data_dir={ws.data_dir}", f"--output_dir={ws.output_dir}/sub"],
+         "inside the run folder"),
+    Case("training into an average", t2t_trainer.main,
+         lambda ws: COMMON + [f"--data_dir={ws.data_dir}", f"--output_dir={ws.root}/average"],
+         "holds the output of t2t-avg-all"),
+    Case("averaging over another run's average", t2t_avg_all.main,
+         lambda ws: [f"--model_dir={ws.root}/train_copy", f"--output_dir={ws.root}/average"],
+         "another output of it"),
+    Case("attention pictures into a user's folder", t2t_attention.main,
+         lambda ws: run_dir(ws) + ["--input=0 1", f"--to={ws.root}/files"],
+         "holds files t2t-attention did not write"),
+    Case("export inside another run", t2t_exporter.main,
+         lambda ws: run_dir(ws) + [f"--export_dir={ws.root}/broken_run/export"],
+         "inside the run folder"),
+    Case("datagen into a run folder", t2t_datagen.main,
+         lambda ws: ["--problem=tiny_reverse_binary", f"--t2t_usr_dir={USR_DIR}",
+                     f"--data_dir={ws.output_dir}"], "inside the run folder"),
+    Case("BLEU reference is a folder", t2t_bleu.main,
+         lambda ws: [f"--translation={ws.path('in.txt')}", f"--reference={ws.root}/empty_dir"],
+         "is a folder; give a file"),
 ]
 
 
