@@ -160,7 +160,7 @@ def read_pairs(path: str) -> list[tuple[str, str]]:
     """(source, target) of each line ``source<TAB>target`` of ``path``; a line without
     exactly one tab is a ``ValueError`` naming the file and line."""
     pairs = []
-    for number, line in enumerate(read_utf8_lines(path), start=1):
+    for number, line in enumerate(read_utf8_lines(path, allow_tab=True), start=1):
         fields = line.split("\t")
         if len(fields) != 2:
             raise ValueError(f"{path}: line {number} has {len(fields) - 1} tabs; each line "

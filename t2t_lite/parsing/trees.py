@@ -8,7 +8,8 @@ over many lines, each inside an unlabelled outer bracket::
 ``parse_trees`` reads any such text (one tree a line works too) and reports a
 malformed file (unbalanced brackets, a bracket with no label or no children,
 two words in one bracket, no trees at all) as one ``TreebankFormatError``
-naming the file and line.
+naming the file and line. Files are read strictly (``t2t_lite.data.text_files``;
+tabs are white space here).
 
 Preprocessing (``preprocess``), the usual setup for parsing experiments:
 
@@ -198,17 +199,16 @@ def _remove_empty_and_tags(tree: Tree) -> Tree | None:
 
 def read_tree_file(path: str) -> list[Tree]:
     """Every tree of one file, unmodified (for scoring: EVALB does its own preprocessing)."""
-    return parse_trees("\n".join(read_utf8_lines(path)), path)
+    return parse_trees("\n".join(read_utf8_lines(path, allow_tab=True)), path)
 
 
 def read_treebank(paths: Iterable[str]) -> list[Tree]:
     """Reads and preprocesses every tree of ``paths``, in order."""
     trees: list[Tree] = []
     for path in paths:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
         found = 0
-        for raw, line in _parse_with_lines(text, path):
+        for raw, line in _parse_with_lines("\n".join(read_utf8_lines(path, allow_tab=True)),
+                                           path):
             tree = preprocess(raw)
             if tree is None:
                 raise TreebankFormatError(f"{path}:{line}: tree has no words once -NONE- empty "
