@@ -88,7 +88,7 @@ def decode(argv: Sequence[str] | None) -> int:
     from t2t_lite.decoding import decoder
     from t2t_lite.decoding.search_decoder import BeamSearchDecoder
     from t2t_lite.decoding.ensemble import Ensemble
-    from t2t_lite.decoding.likelihood import target_log_probs
+    from t2t_lite.decoding.likelihood import score_file
     from t2t_lite.metrics.scoring import score_decodes
     from t2t_lite.training.checkpoints import restore_model
 
@@ -99,13 +99,14 @@ def decode(argv: Sequence[str] | None) -> int:
                                      experiment.problem.decode_hparams_defaults())
     model = experiment.build_model()
     restore_model(model, args.output_dir, args.checkpoint_path)
+    hparams.max_input_length = decoder.input_length_limit(hparams, model)
     problem = experiment.problem
     encoders = problem.feature_encoders(experiment.data_dir)
     codecs = {"encoder": encoders["inputs"], "target_encoder": encoders["targets"]}
     if args.score_file:
         output_path = args.decode_to_file or args.score_file + ".scores"
-        pairs = decoder.read_pairs(args.score_file)
-        scores = target_log_probs(model, pairs, batch_size=hparams.batch_size, **codecs)
+        scores = score_file(model, args.score_file, batch_size=hparams.batch_size,
+                            max_length=hparams.max_input_length, **codecs)
         write_lines_atomically(output_path, (f"{score:.6f}" for score in scores))
         print(f"scored {len(scores)} lines of {args.score_file} to {output_path}")
         return 0
