@@ -99,9 +99,10 @@ def train(argv: Sequence[str] | None) -> int:
             raise ValueError(f"--{flag} is required")
     from t2t_lite import experiment as experiment_lib
     from t2t_lite import registry
-    from t2t_lite.training.distribute import make_strategy
+    from t2t_lite.training.distribute import make_strategy, read_tf_config
     from t2t_lite.training.trainer import Trainer
 
+    read_tf_config()  # a mistake in it stops the run before anything is written
     if args.generate_data:
         if not args.problem:
             raise ValueError("--problem is required with --generate_data")
