@@ -20,6 +20,7 @@ class Workspace:
     root: str
     data_dir: str
     output_dir: str
+    usr_dirs: str  # outside root: importing writes __pycache__ beside the code
 
     def path(self, name: str) -> str:
         return os.path.join(self.root, "files", name)
@@ -48,13 +49,27 @@ def ws(tmp_path_factory):
     shard.write_bytes(shard.read_bytes()[:-5])
     (root / "broken_run").mkdir()
     (root / "broken_run" / "hparams.json").write_text("{not json")
+    (files / "nul.txt").write_bytes(b"0 1\n1\x000\n")
+    (files / "lone_cr.txt").write_bytes(b"0 1\n1 0\r1\n")
+    (files / "plain.gz").write_text("0 1\n1 0\n")
+    (files / "packed.trees").write_bytes(gzip.compress(b"(S (NN a))\n"))
+    (files / "damaged.gz").write_bytes(gzip.compress(b"0 1\n" * 1000)[:-20])
+    (files / "a_folder").mkdir()
+    (files / "huge_line.txt").write_text("0 1\n" + "1 " * (1 << 20) + "\n")
+    (files / "long_target.txt").write_text("0 1\t1 0\n1\t" + "0 " * 300 + "\n")
+    (files / "deep.trees").write_text("(S (NN a))\n" + "(X " * 5000 + "(NN a)" + ")" * 5000 + "\n")
+    usr_dirs = tmp_path_factory.mktemp("bad_usr_dirs")
+    for name, source in (("usr_raises", "import os\nraise RuntimeError('no config found')\n"),
+                         ("usr_syntax", "def my_hparams(:\n    pass\n")):
+        (usr_dirs / name).mkdir()
+        (usr_dirs / name / "__init__.py").write_text(source)
     (root / "export_taken").mkdir()
     (root / "export_taken" / "saved_model.pb").write_text("an earlier export")
     tf.train.Checkpoint(model=tf.Module()).write(str(files / "other_model" / "ckpt-1"))
     other = tf.Module()
     other.w = tf.Variable([1.0])
     tf.train.Checkpoint(model=other).write(str(files / "other_model" / "ckpt-2"))
-    return Workspace(str(root), data_dir, output_dir)
+    return Workspace(str(root), data_dir, output_dir, str(usr_dirs))
 
 
 def run_dir(ws):
@@ -78,6 +93,7 @@ class Case:
     main: Callable
     argv: Callable[[Workspace], list[str]]
     says: str  # found in the error line
+    env: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 CASES = [
@@ -210,6 +226,51 @@ CASES = [
          "at least 1"),
     Case("export into a used folder", t2t_exporter.main,
          lambda ws: run_dir(ws) + [f"--export_dir={ws.root}/export_taken"], "is not empty"),
+    # Strict input text and no tracebacks (issue 24).
+    Case("NUL in an input line", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('nul.txt')}",
+                                   f"--decode_to_file={ws.path('out.txt')}"],
+         "nul.txt:2: control character U+0000 (NUL) at column 2"),
+    Case("carriage return inside a line", t2t_bleu.main,
+         lambda ws: [f"--translation={ws.path('lone_cr.txt')}",
+                     f"--reference={ws.path('in.txt')}"],
+         "lone_cr.txt:2: control character U+000D (carriage return)"),
+    Case("plain file named .gz", t2t_bleu.main,
+         lambda ws: [f"--translation={ws.path('in.txt')}",
+                     f"--reference={ws.path('plain.gz')}"],
+         "plain.gz is named .gz but is not gzip data"),
+    Case("gzip file not named .gz", t2t_parse_eval.main,
+         lambda ws: [f"--gold={ws.path('packed.trees')}", f"--test={ws.path('gold.trees')}"],
+         "packed.trees holds gzip data but is not named .gz"),
+    Case("damaged gzip file", t2t_bleu.main,
+         lambda ws: [f"--translation={ws.path('in.txt')}",
+                     f"--reference={ws.path('damaged.gz')}"], "is damaged gzip data"),
+    Case("folder given as the input file", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('a_folder')}"],
+         "is a folder; expected a text file"),
+    Case("input line over a megabyte", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('huge_line.txt')}",
+                                   f"--decode_to_file={ws.path('out.txt')}"],
+         "huge_line.txt:2: line is longer than 1048576 bytes"),
+    Case("score file target longer than the model takes", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--score_file={ws.path('long_target.txt')}"],
+         "long_target.txt:2: the target has 300 tokens"),
+    Case("usr_dir that raises", t2t_trainer.main,
+         lambda ws: train_args(ws, f"--t2t_usr_dir={ws.usr_dirs}/usr_raises"),
+         "usr_raises/__init__.py:2: RuntimeError: no config found"),
+    Case("usr_dir with a syntax error", t2t_decoder.main,
+         lambda ws: [f"--output_dir={ws.output_dir}", f"--t2t_usr_dir={ws.usr_dirs}/usr_syntax",
+                     f"--decode_from_file={ws.path('in.txt')}"],
+         "usr_syntax/__init__.py:1: SyntaxError: invalid syntax"),
+    Case("malformed TF_CONFIG", t2t_trainer.main, lambda ws: train_args(ws),
+         "TF_CONFIG is not JSON", env={"TF_CONFIG": "{'cluster': 1}"}),
+    Case("TF_CONFIG task outside its cluster", t2t_trainer.main, lambda ws: train_args(ws),
+         "TF_CONFIG: task index 2 is not one of the 1 worker addresses",
+         env={"TF_CONFIG": '{"cluster": {"worker": ["localhost:2222"]}, '
+                           '"task": {"type": "worker", "index": 2}}'}),
+    Case("trees nested too deep", t2t_parse_eval.main,
+         lambda ws: [f"--gold={ws.path('deep.trees')}", f"--test={ws.path('deep.trees')}"],
+         "deep.trees:2: brackets nested more than 200 deep"),
 ]
 
 
@@ -229,7 +290,9 @@ def test_at_least_thirty_cases_with_distinct_names():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
-def test_bad_input_fails_in_one_line_and_changes_nothing(ws, case, capsys):
+def test_bad_input_fails_in_one_line_and_changes_nothing(ws, case, capsys, monkeypatch):
+    for name, value in case.env.items():
+        monkeypatch.setenv(name, value)
     before = snapshot(ws.root)
     try:
         code = case.main(case.argv(ws))
