@@ -58,9 +58,8 @@ def draw(argv: Sequence[str] | None) -> int:
 def _draw(args: argparse.Namespace, experiment: Any, folder: str) -> int:
     """Decodes (unless --target is given) and writes the pictures and the page into
     ``folder``; returns the number of PNGs."""
-    from t2t_lite.data.encoders import EOS_ID
     from t2t_lite.decoding import attention_maps
-    from t2t_lite.decoding.decoder import decode_hparams
+    from t2t_lite.decoding.decoder import decode_hparams, input_length_limit
     from t2t_lite.decoding.search_decoder import BeamSearchDecoder
     from t2t_lite.models.base import NoAttentionError
     from t2t_lite.training.checkpoints import restore_model
@@ -71,11 +70,13 @@ def _draw(args: argparse.Namespace, experiment: Any, folder: str) -> int:
     restore_model(model, args.output_dir, args.checkpoint_path)
     problem = experiment.problem
     encoders = problem.feature_encoders(experiment.data_dir)
-    source_ids = encoders["inputs"].encode(args.input.strip()) + [EOS_ID]
+    hparams = decode_hparams(args.decode_hparams, problem.decode_hparams_defaults())
+    limit = input_length_limit(hparams, model)
+    source_ids = attention_maps.encode_sentence(args.input, "--input", encoders["inputs"], limit)
     if args.target.strip():
-        target_ids = encoders["targets"].encode(args.target.strip()) + [EOS_ID]
+        target_ids = attention_maps.encode_sentence(args.target, "--target",
+                                                    encoders["targets"], limit)
     else:
-        hparams = decode_hparams(args.decode_hparams, problem.decode_hparams_defaults())
         search = BeamSearchDecoder(model, hparams.beam_size, hparams.alpha,
                                    constraint=problem.decode_constraint(experiment.data_dir))
         target_ids = attention_maps.best_decode(search, source_ids, hparams.extra_length)

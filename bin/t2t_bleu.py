@@ -16,6 +16,7 @@ from typing import Sequence
 from t2t_lite import output_paths
 from t2t_lite.bin import common
 
+from t2t_lite.data.text_files import read_utf8_lines
 from t2t_lite.metrics import bleu
 
 
@@ -56,7 +57,7 @@ def score(argv: Sequence[str] | None) -> int:
         except ValueError:
             raise ValueError(f"--length_buckets={args.length_buckets!r}: expected "
                              "comma-separated integers such as 10,20,30") from None
-        buckets = bleu.bleu_by_source_length(bleu.read_lines(args.source), hyps, refs, bounds)
+        buckets = bleu.bleu_by_source_length(read_utf8_lines(args.source), hyps, refs, bounds)
         print("\n".join(bucket.line() for bucket in buckets))
     return 0
 

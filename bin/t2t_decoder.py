@@ -88,7 +88,7 @@ def decode(argv: Sequence[str] | None) -> int:
         raise ValueError("--score_file scores one model: leave out --ensemble")
     from t2t_lite import experiment as experiment_lib
     from t2t_lite.decoding import decoder
-    from t2t_lite.decoding.likelihood import target_log_probs
+    from t2t_lite.decoding.likelihood import score_file
     from t2t_lite.metrics.scoring import score_decodes
     from t2t_lite.training.checkpoints import restore_model
 
@@ -120,10 +120,9 @@ def decode(argv: Sequence[str] | None) -> int:
             model = experiment.build_model()
             restore_model(model, args.output_dir, args.checkpoint_path)
             encoders = experiment.problem.feature_encoders(experiment.data_dir)
-            pairs = decoder.read_pairs(args.score_file)
-            scores = target_log_probs(model, pairs, batch_size=hparams.batch_size,
-                                      encoder=encoders["inputs"],
-                                      target_encoder=encoders["targets"])
+            scores = score_file(model, args.score_file, batch_size=hparams.batch_size,
+                                max_length=decoder.input_length_limit(hparams, model),
+                                encoder=encoders["inputs"], target_encoder=encoders["targets"])
             write_lines_atomically(output_path, (f"{score:.6f}" for score in scores))
             print(f"scored {len(scores)} lines of {args.score_file} to {output_path}")
             return 0
@@ -146,13 +145,15 @@ def decode(argv: Sequence[str] | None) -> int:
 def _searcher(args: argparse.Namespace, experiment: "Experiment", hparams: Any
               ) -> tuple[Any, dict, Any]:
     """The beam search over the restored model (and ensemble members), the problem's
-    codecs and the problem."""
+    codecs and the problem; sets ``hparams.max_input_length`` to what the model takes."""
+    from t2t_lite.decoding import decoder
     from t2t_lite.decoding.ensemble import Ensemble
     from t2t_lite.decoding.search_decoder import BeamSearchDecoder
     from t2t_lite.training.checkpoints import restore_model
 
     model = experiment.build_model()
     restore_model(model, args.output_dir, args.checkpoint_path)
+    hparams.max_input_length = decoder.input_length_limit(hparams, model)
     problem = experiment.problem
     encoders = problem.feature_encoders(experiment.data_dir)
     codecs = {"encoder": encoders["inputs"], "target_encoder": encoders["targets"]}

@@ -102,9 +102,10 @@ def train(argv: Sequence[str] | None) -> int:
             raise ValueError(f"--{flag} is required")
     from t2t_lite import experiment as experiment_lib
     from t2t_lite import output_paths, registry
-    from t2t_lite.training.distribute import make_strategy
+    from t2t_lite.training.distribute import make_strategy, read_tf_config
     from t2t_lite.training.trainer import Trainer
 
+    read_tf_config()  # a mistake in it stops the run before anything is written
     paths = output_paths.Paths("t2t-trainer")
     if args.generate_data:
         if not args.problem:

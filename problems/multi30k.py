@@ -16,10 +16,10 @@ split only the rare words, whose embeddings a larger vocabulary could not train.
 """
 from __future__ import annotations
 
-import gzip
 from typing import Iterator
 
 from t2t_lite.data.download import maybe_download
+from t2t_lite.data.text_files import read_utf8_lines
 from t2t_lite.problems.translate import TranslateProblem, register_translate_problem
 
 # Pinned to commits, not the moving master branch, and checked by sha256. The 2018
@@ -62,11 +62,8 @@ class Multi30kProblem(TranslateProblem):
     def _read_lines(self, tmp_dir: str, subset: str, language: str) -> list[str]:
         filename = self.raw_filename(subset, language)
         path = maybe_download(tmp_dir, filename, self.raw_url(filename), SHA256.get(filename))
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            lines = f.read().split("\n")
-        if lines[-1] == "":  # the final newline ends the last line
-            lines.pop()
-        return lines
+        # A tab is white space within a sentence here (train.de has one).
+        return read_utf8_lines(path, allow_tab=True)
 
     def parallel_texts(self, tmp_dir: str, subset: str) -> Iterator[dict[str, str]]:
         columns = {language: self._read_lines(tmp_dir, subset, language)

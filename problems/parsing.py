@@ -55,6 +55,7 @@ import tensorflow as tf
 
 from t2t_lite.data.encoders import NUM_RESERVED_IDS, RESERVED_TOKENS, TokenTextEncoder
 from t2t_lite.data.problem import Text2TextProblem
+from t2t_lite.data.text_files import iter_utf8_lines
 from t2t_lite.data.word_dropout import (Augment, input_token_counts, unk_probabilities,
                                         word_dropout)
 from t2t_lite.hparam import HParams
@@ -95,15 +96,14 @@ def build_parsing_vocab(trees: Iterable[Tree], vocab_size_limit: int) -> TokenTe
 
 def read_tree_lines(path: str) -> Iterator[Tree]:
     """The preprocessed trees of a file of one tree a line (blank lines skipped), streamed."""
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            tree = preprocess(parse_tree_line(line, path, number))
-            if tree is None:
-                raise TreebankFormatError(f"{path}:{number}: tree has no words once -NONE- "
-                                          "empty elements are removed")
-            yield tree
+    for number, line in enumerate(iter_utf8_lines(path, allow_tab=True), start=1):
+        if not line.strip():
+            continue
+        tree = preprocess(parse_tree_line(line, path, number))
+        if tree is None:
+            raise TreebankFormatError(f"{path}:{number}: tree has no words once -NONE- "
+                                      "empty elements are removed")
+        yield tree
 
 
 class ParsingProblem(Text2TextProblem):

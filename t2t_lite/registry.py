@@ -13,6 +13,7 @@ import importlib
 import os
 import re
 import sys
+import traceback
 from collections import defaultdict
 from typing import Any, Iterator, TypeVar
 
@@ -117,7 +118,41 @@ def import_usr_dir(usr_dir: str) -> None:
     parent, name = os.path.split(path)
     if parent not in sys.path:
         sys.path.insert(0, parent)
-    importlib.import_module(name)
+    try:
+        importlib.import_module(name)
+    except Exception as error:
+        place = _users_place(error, path)
+        if place is None:  # raised by our own code, not on purpose: a bug to trace back
+            raise
+        message = error.msg if isinstance(error, SyntaxError) else str(error)
+        raise UsrDirError(f"--t2t_usr_dir={usr_dir}: importing it failed: {place}: "
+                          f"{type(error).__name__}: {' '.join(str(message).split())}"
+                          ) from error
+
+
+class UsrDirError(ValueError):
+    """A ``--t2t_usr_dir`` whose code fails to import: the user's mistake, told in one
+    line with their file and line rather than a traceback."""
+
+
+def _users_place(error: Exception, folder: str) -> str | None:
+    """``FILE:LINE`` in ``folder`` where importing it failed: the line a SyntaxError
+    points at, else the innermost frame of ``error`` in the user's files. None when
+    the error is not theirs: it arose outside their files, or it is one our own code
+    raised by mistake (not the ValueError or KeyError it raises on purpose, as for a
+    name registered twice)."""
+    def theirs(filename: str) -> bool:
+        return os.path.abspath(filename).startswith(folder + os.sep)
+
+    if isinstance(error, SyntaxError):
+        return f"{error.filename}:{error.lineno}" if theirs(error.filename or "") else None
+    frames = list(traceback.walk_tb(error.__traceback__))
+    places = [f"{frame.f_code.co_filename}:{line}" for frame, line in frames
+              if theirs(frame.f_code.co_filename)]
+    ours = frames[-1][0].f_globals.get("__name__", "").split(".")[0] == __name__.split(".")[0]
+    if not places or (ours and not isinstance(error, (ValueError, KeyError))):
+        return None
+    return places[-1]
 
 
 def registry_help() -> str:

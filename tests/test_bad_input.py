@@ -21,6 +21,7 @@ class Workspace:
     root: str
     data_dir: str
     output_dir: str
+    usr_dirs: str  # outside root: importing writes __pycache__ beside the code
 
     def path(self, name: str) -> str:
         return os.path.join(self.root, "files", name)
@@ -49,6 +50,20 @@ def ws(tmp_path_factory):
     shard.write_bytes(shard.read_bytes()[:-5])
     (root / "broken_run").mkdir()
     (root / "broken_run" / "hparams.json").write_text("{not json")
+    (files / "nul.txt").write_bytes(b"0 1\n1\x000\n")
+    (files / "lone_cr.txt").write_bytes(b"0 1\n1 0\r1\n")
+    (files / "plain.gz").write_text("0 1\n1 0\n")
+    (files / "packed.trees").write_bytes(gzip.compress(b"(S (NN a))\n"))
+    (files / "damaged.gz").write_bytes(gzip.compress(b"0 1\n" * 1000)[:-20])
+    (files / "a_folder").mkdir()
+    (files / "huge_line.txt").write_text("0 1\n" + "1 " * (1 << 20) + "\n")
+    (files / "long_target.txt").write_text("0 1\t1 0\n1\t" + "0 " * 300 + "\n")
+    (files / "deep.trees").write_text("(S (NN a))\n" + "(X " * 5000 + "(NN a)" + ")" * 5000 + "\n")
+    usr_dirs = tmp_path_factory.mktemp("bad_usr_dirs")
+    for name, source in (("usr_raises", "import os\nraise RuntimeError('no config found')\n"),
+                         ("usr_syntax", "def my_hparams(:\n    pass\n")):
+        (usr_dirs / name).mkdir()
+        (usr_dirs / name / "__init__.py").write_text(source)
     (root / "export_taken").mkdir()
     (root / "export_taken" / "saved_model.pb").write_text("an earlier export")
     for name, dropout in (("edited_run", 2.0), ("nan_run", float("nan"))):
@@ -62,7 +77,7 @@ def ws(tmp_path_factory):
     tf.train.Checkpoint(model=other).write(str(files / "other_model" / "ckpt-2"))
     shutil.copytree(output_dir, root / "train_copy")
     assert t2t_avg_all.main([f"--model_dir={output_dir}", f"--output_dir={root}/average"]) == 0
-    return Workspace(str(root), data_dir, output_dir)
+    return Workspace(str(root), data_dir, output_dir, str(usr_dirs))
 
 
 def run_dir(ws):
@@ -86,6 +101,7 @@ class Case:
     main: Callable
     argv: Callable[[Workspace], list[str]]
     says: str  # found in the error line
+    env: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 CASES = [
@@ -340,7 +356,9 @@ def test_at_least_thirty_cases_with_distinct_names():
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
-def test_bad_input_fails_in_one_line_and_changes_nothing(ws, case, capsys):
+def test_bad_input_fails_in_one_line_and_changes_nothing(ws, case, capsys, monkeypatch):
+    for name, value in case.env.items():
+        monkeypatch.setenv(name, value)
     before = snapshot(ws.root)
     try:
         code = case.main(case.argv(ws))

@@ -5,11 +5,13 @@ import os
 import numpy as np
 import pytest
 
-from t2t_lite.data.encoders import EOS_ID, ByteTextEncoder
+from t2t_lite.data.encoders import EOS_ID, ByteTextEncoder, TokenTextEncoder
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.decoding.decoder import (decode_from_file, decode_hparams, decode_interactive,
-                                       decode_lines)
+                                       decode_lines, input_length_limit)
 from t2t_lite.hparam import HParamsError
+from t2t_lite.hparams.transformer import transformer_tiny
+from t2t_lite.models.transformer import Transformer
 from toy_models import ToyRecurrentModel
 
 ENCODER = ByteTextEncoder()
@@ -133,7 +135,7 @@ def test_outputs_are_decoded_with_the_target_encoder():
 def test_decode_interactive_answers_each_line_until_eof():
     out = io.StringIO()
     decode_interactive(ENCODER, ReversingSearch(), decode_hparams(),
-                       input_stream=io.StringIO("abc\n\nxy\n"), output_stream=out)
+                       input_stream=io.BytesIO(b"abc\n\nxy\n"), output_stream=out)
     assert out.getvalue() == "cba\n\nyx\n"
 
 
@@ -203,3 +205,59 @@ def test_length_bucket_pads_batches_to_few_shapes_and_changes_no_output():
     assert shapes == [((2, 16), 21), ((2, 8), 13), ((2, 8), 13)]
     filler = search.calls[-1][0][1]
     assert filler.tolist() == [EOS_ID] + [0] * 7
+
+
+WORDS = TokenTextEncoder(["a", "b", "c"])
+
+
+def test_unknown_tokens_are_counted_in_one_warning(tmp_path, caplog):
+    source = tmp_path / "in.txt"
+    source.write_text("a b\na foo\n\nbar c baz\nfoo\n")
+    outputs, _ = decode_from_file(str(source), str(tmp_path / "out.txt"), WORDS,
+                                  ReversingSearch(), decode_hparams())
+    assert outputs == ["b a", "<UNK> a", "", "<UNK> c <UNK>", "<UNK>"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [f"{source}: 4 tokens in 3 lines are not in the vocabulary (first: "
+                        "'foo' line 2, 'bar' line 4, 'baz' line 4, 'foo' line 5); they were "
+                        "decoded as <UNK>"]
+
+
+def test_bytes_and_subwords_represent_everything():
+    assert ENCODER.unknown_tokens("anything \u00e9 \U0001F600") == []
+    assert WORDS.unknown_tokens("a <pad> <UNK> zz") == ["<pad>", "zz"]
+
+
+def test_long_inputs_are_cut_with_one_warning(caplog):
+    search = ReversingSearch()
+    outputs = decode_lines(["abcdef", "ab", "xyz", "abcd"], ENCODER, search,
+                           max_input_length=4, source="in.txt")
+    assert outputs == ["cba", "ba", "zyx", "cba"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and warnings[0].startswith(
+        "in.txt: 2 of 4 input lines are longer than the 3 tokens (and EOS) this model takes")
+    assert "cut to their first 3 tokens" in warnings[0]
+
+
+@pytest.mark.parametrize("position_embedding, decode, expected", [
+    ("timing", "", 256), ("learned", "", 256), ("timing", "max_input_length=1000", 1000),
+    ("learned", "max_input_length=1000", 256), ("learned", "max_input_length=9", 9)])
+def test_input_length_limit_is_the_models_unless_asked_for_less(position_embedding, decode,
+                                                                expected):
+    hparams = transformer_tiny().parse(f"position_embedding={position_embedding}")
+    model = Transformer(hparams, 10)
+    assert input_length_limit(decode_hparams(decode), model) == expected
+
+
+def test_interactive_lines_are_read_strictly_and_warned_about(caplog):
+    out = io.StringIO()
+    decode_interactive(WORDS, ReversingSearch(), decode_hparams(),
+                       input_stream=io.BytesIO(b"\xef\xbb\xbfa b\r\nzz a\n"), output_stream=out)
+    assert out.getvalue() == "b a\na <UNK>\n"
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
+        "<stdin>: 1 token in 1 line is not in the vocabulary (first: 'zz' line 2); they were "
+        "decoded as <UNK>"]
+    out = io.StringIO()
+    with pytest.raises(ValueError, match=r"<stdin>:2: control character U\+0000 \(NUL\)"):
+        decode_interactive(WORDS, ReversingSearch(), decode_hparams(),
+                           input_stream=io.BytesIO(b"a\nb\x00\nc\n"), output_stream=out)
+    assert out.getvalue() == "a\n"

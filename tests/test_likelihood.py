@@ -1,10 +1,11 @@
 """target_log_probs (t2t-decoder --score_file): the teacher-forced log-probability of a
 target equals the one the incremental decoder, which beam search runs, assigns it."""
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from t2t_lite.data.encoders import EOS_ID, PAD_ID, TokenTextEncoder
-from t2t_lite.decoding.likelihood import target_log_probs
+from t2t_lite.decoding.likelihood import score_file, target_log_probs
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.transformer import Transformer
 
@@ -34,3 +35,35 @@ def test_teacher_forced_scores_equal_the_incremental_decoders():
     expected = [incremental_log_prob(model, source, target) for source, target in pairs]
     np.testing.assert_allclose(scores, expected, rtol=1e-4)
     assert scores[2] < 0 and len(set(np.round(scores, 4))) == 3
+
+
+def tiny_model(**overrides):
+    tf.keras.utils.set_random_seed(3)
+    hparams = transformer_tiny()
+    hparams.override_from_dict({"hidden_size": 16, "filter_size": 32, "num_heads": 2,
+                                **overrides})
+    return Transformer(hparams, ENCODER.vocab_size)
+
+
+def test_score_file_counts_unknown_tokens_of_both_sides(tmp_path, caplog):
+    path = tmp_path / "pairs.tsv"
+    path.write_text("a b\tc d\nzz a\tb yy\r\na\tb\n")
+    model = tiny_model()
+    scores = score_file(model, str(path), ENCODER)
+    assert scores == target_log_probs(model, [("a b", "c d"), ("zz a", "b yy"), ("a", "b")],
+                                      ENCODER)
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
+        f"{path}: 2 tokens in 1 line are not in the vocabulary (first: 'zz' line 2, 'yy' "
+        "line 2); they were scored as <UNK>"]
+
+
+def test_long_sources_are_cut_and_long_targets_refused(caplog):
+    model = tiny_model(position_embedding="learned", max_length=4)
+    long = "a b c d a b"
+    assert target_log_probs(model, [(long, "a"), ("a", "b")], ENCODER, max_length=4,
+                            name="f.tsv") == target_log_probs(
+        model, [("a b c", "a"), ("a", "b")], ENCODER, max_length=4)
+    assert "f.tsv: 1 of 2 input lines are longer than the 3 tokens" in caplog.text
+    with pytest.raises(ValueError, match=r"f\.tsv:2: the target has 6 tokens, more than the 3 "
+                                         "this model takes"):
+        target_log_probs(model, [("a", "b"), ("a", long)], ENCODER, max_length=4, name="f.tsv")

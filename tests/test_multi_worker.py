@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 
 from cli_helpers import COMMON, USR_DIR, train_tiny
+from t2t_lite.training.distribute import read_tf_config
 
 # One step of a tiny Transformer on a fixed global batch, under whatever strategy
 # TF_CONFIG gives; the weights afterwards go to argv[2].
@@ -127,3 +128,39 @@ def test_only_the_chief_writes_and_a_killed_run_resumes(trained, tmp_path):
         assert code == 0, err[-3000:]
         assert f"at step {saved}" in err
     assert tf.train.latest_checkpoint(str(output_dir)).endswith(f"ckpt-{saved + 2}")
+
+
+WORKERS = {"worker": ["host1:2222", "host2:2222"]}
+
+
+@pytest.mark.parametrize("tf_config, message", [
+    ("{not json", "TF_CONFIG is not JSON"),
+    ('["host1:2222"]', "TF_CONFIG must be a JSON object"),
+    ('{"task": {"type": "worker", "index": 0}}', 'TF_CONFIG has no "cluster"'),
+    (json.dumps({"cluster": WORKERS}), 'TF_CONFIG has no "task"'),
+    (json.dumps({"cluster": WORKERS, "task": {"type": "worker", "index": 2}}),
+     "TF_CONFIG: task index 2 is not one of the 2 worker addresses (0 to 1)"),
+    (json.dumps({"cluster": WORKERS, "task": {"type": "evaluator", "index": 0}}),
+     "TF_CONFIG: task type 'evaluator' is not a job of the cluster (worker)"),
+    (json.dumps({"cluster": {"ps": ["h:1"], **WORKERS}, "task": {"type": "worker"}}),
+     "TF_CONFIG: cluster job 'ps' is not one of"),
+    (json.dumps({"cluster": {"worker": "host1:2222"}, "task": {"type": "worker"}}),
+     "TF_CONFIG: cluster job 'worker' must list 'host:port' addresses"),
+])
+def test_malformed_tf_config_is_one_error_that_says_tf_config(monkeypatch, tf_config, message):
+    monkeypatch.setenv("TF_CONFIG", tf_config)
+    with pytest.raises(ValueError) as info:
+        read_tf_config()
+    assert str(info.value).startswith(message) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("tf_config", ["", "  ", "{}", '{"cluster": {}, "task": {}}'])
+def test_an_empty_tf_config_means_one_machine(monkeypatch, tf_config):
+    monkeypatch.setenv("TF_CONFIG", tf_config)
+    assert read_tf_config() == {}
+
+
+def test_a_well_formed_tf_config_is_read(monkeypatch):
+    config = {"cluster": {"chief": ["h0:1"], **WORKERS}, "task": {"type": "worker", "index": 1}}
+    monkeypatch.setenv("TF_CONFIG", json.dumps(config))
+    assert read_tf_config() == config

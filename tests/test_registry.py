@@ -71,3 +71,43 @@ def test_usr_dir_registrations_appear():
 def test_usr_dir_must_be_a_package(tmp_path):
     with pytest.raises(FileNotFoundError, match="__init__.py"):
         registry.import_usr_dir(str(tmp_path))
+
+
+def usr_package(tmp_path, name: str, files: dict) -> str:
+    """A package ``name`` under ``tmp_path`` holding ``files`` (name -> source)."""
+    package = tmp_path / name
+    package.mkdir()
+    for filename, source in files.items():
+        (package / filename).write_text(source)
+    return str(package)
+
+
+@pytest.mark.parametrize("name, files, where, says", [
+    ("usr_raises", {"__init__.py": "x = 1\nraise RuntimeError('no config\\nfound')\n"},
+     "__init__.py:2", "RuntimeError: no config found"),
+    ("usr_syntax", {"__init__.py": "from . import models\n",
+                    "models.py": "A = 1\ndef f(:\n    pass\n"},
+     "models.py:2", "SyntaxError: invalid syntax"),
+    ("usr_missing", {"__init__.py": "\nimport no_such_module_here\n"},
+     "__init__.py:2", "ModuleNotFoundError: No module named 'no_such_module_here'"),
+    ("usr_twice", {"__init__.py": "from t2t_lite.registry import register_model\n"
+                                  "register_model('transformer')(object)\n"},
+     "__init__.py:2", "ValueError: model 'transformer' is already registered"),
+])
+def test_usr_dir_that_fails_to_import_is_one_line_naming_its_file(tmp_path, name, files,
+                                                                   where, says):
+    registry.load_builtins()
+    path = usr_package(tmp_path, name, files)
+    with pytest.raises(registry.UsrDirError) as info:
+        registry.import_usr_dir(path)
+    message = str(info.value)
+    assert message.startswith(f"--t2t_usr_dir={path}: importing it failed: {path}/{where}: ")
+    assert says in message and "\n" not in message
+
+
+def test_errors_inside_our_code_keep_their_traceback(tmp_path):
+    """Not a ValueError or KeyError raised on purpose: maybe our bug, so traced back."""
+    path = usr_package(tmp_path, "usr_hits_our_code", {
+        "__init__.py": "from t2t_lite.registry import snake_case\nsnake_case(None)\n"})
+    with pytest.raises(TypeError):
+        registry.import_usr_dir(path)

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from t2t_lite.parsing.trees import (
-    TreebankFormatError, file_range_files, parse_trees, preprocess, read_tree_file,
+    MAX_DEPTH, TreebankFormatError, file_range_files, parse_trees, preprocess, read_tree_file,
     read_treebank, replace_tags, strip_function_tag, write_trees, wsj_split_files)
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -161,3 +161,36 @@ def test_real_sample_reads_completely_and_cleanly(sample_files):
                 assert phrase_label.match(node.label), f"function tag left in {node.label!r}"
                 assert node.children, "empty constituent left"
                 stack.extend(node.children)
+
+
+def nested(depth: int) -> str:
+    return "(X " * (depth - 1) + "(NN word)" + ")" * (depth - 1)
+
+
+def test_trees_as_deep_as_max_depth_go_through_every_recursive_walk(tmp_path):
+    from t2t_lite.parsing.evalb import evalb
+    from t2t_lite.parsing.linearize import linearize
+    tree = parse_trees(nested(MAX_DEPTH))[0]
+    assert str(tree) == nested(MAX_DEPTH)
+    assert len(linearize(preprocess(tree))) > MAX_DEPTH
+    assert evalb([tree], [tree]).all.f1 == 100.0
+
+
+def test_deeper_trees_are_refused_with_file_and_line(tmp_path):
+    path = _write(tmp_path / "deep.trees", "(S (NN a))\n" + nested(50_000) + "\n")
+    with pytest.raises(TreebankFormatError,
+                       match=re.escape(f"{path}:2: brackets nested more than {MAX_DEPTH} deep")):
+        read_tree_file(path)
+    with pytest.raises(TreebankFormatError, match=r"deep\.trees:2: brackets nested"):
+        read_treebank([path])
+
+
+def test_tree_files_are_read_strictly_with_tabs_as_white_space(tmp_path):
+    path = str(tmp_path / "tabs.trees")
+    open(path, "wb").write("\ufeff(S\t(NN a))\r\n".encode())
+    assert [str(t) for t in read_tree_file(path)] == ["(S (NN a))"]
+    with pytest.raises(ValueError, match=r"nul\.trees:1: control character U\+0000"):
+        read_tree_file(_write(tmp_path / "nul.trees", "(S (NN a\x00))\n"))
+    plain = _write(tmp_path / "plain.gz", "(S (NN a))\n")
+    with pytest.raises(ValueError, match="is named .gz but is not gzip data"):
+        read_tree_file(plain)

@@ -61,6 +61,12 @@ class TextEncoder(abc.ABC):
         """The string of one non-reserved id (encoders may show more, e.g. pieces)."""
         return self.decode([token_id])
 
+    def unknown_tokens(self, text: str) -> list[str]:
+        """The tokens of ``text`` that ``encode`` cannot represent (it maps them to an
+        unknown id), in order; none here: bytes, and subwords with byte fallback,
+        spell any text."""
+        return []
+
     @abc.abstractmethod
     def store_to_file(self, path: str) -> None:
         """Writes the vocabulary so that ``load_from_file(path)`` rebuilds this encoder."""
@@ -154,6 +160,9 @@ class TokenTextEncoder(TextEncoder):
 
     def encode(self, text: str) -> list[int]:
         return [self._ids.get(token, self.oov_id) for token in text.split()]
+
+    def unknown_tokens(self, text: str) -> list[str]:
+        return [token for token in text.split() if token not in self._ids]
 
     def decode(self, ids: Sequence[int]) -> str:
         content = trim_ids(ids)

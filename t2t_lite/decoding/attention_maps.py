@@ -19,6 +19,9 @@ from typing import Any
 import numpy as np
 
 from t2t_lite.data.encoders import EOS_ID, TextEncoder, trim_ids
+from t2t_lite.data.text_files import check_text
+from t2t_lite.data.unknown_tokens import UnknownTokens
+from t2t_lite.decoding.decoder import encode_input, warn_cut
 
 START_TOKEN = "<s>"  # the decoder's start symbol, fed as PAD_ID
 KINDS = ("encoder_self", "decoder_self", "encoder_decoder")
@@ -57,6 +60,21 @@ def attention_maps(model: Any, source_ids: list[int], target_ids: list[int],
 def with_eos(ids: list[int]) -> list[int]:
     """A decoded id row up to and including its EOS (appended when missing)."""
     return trim_ids(ids) + [EOS_ID]
+
+
+def encode_sentence(text: str, name: str, encoder: TextEncoder,
+                    max_length: int) -> list[int]:
+    """A user's sentence (the flag ``name``'s value) as ids ending in EOS, checked as a
+    line of a file is (no control characters), cut to ``max_length`` (EOS included),
+    with a warning for a cut or for tokens the vocabulary lacks."""
+    text = text.strip()
+    check_text(text, name)
+    unknown = UnknownTokens(name)
+    unknown.count(encoder, text, 1)
+    unknown.warn("drawn")
+    ids, cut = encode_input(text, encoder, max_length)
+    warn_cut(name, cut, 1, max_length)
+    return ids
 
 
 def best_decode(search_fn: Any, source_ids: list[int], extra_length: int) -> list[int]:

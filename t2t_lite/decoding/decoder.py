@@ -12,17 +12,23 @@ Decode-time settings live in one ``HParams`` built by ``decode_hparams``.
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
 import sys
-from typing import Any, Callable, TextIO
+from typing import Any, BinaryIO, Callable, TextIO
 
 import numpy as np
 
 from t2t_lite.data.encoders import EOS_ID, PAD_ID, TextEncoder
-from t2t_lite.data.text_files import read_utf8_lines, write_lines_atomically
+from t2t_lite.data.text_files import (read_utf8_lines, stream_utf8_lines,
+                                      write_lines_atomically)
+from t2t_lite.data.unknown_tokens import UnknownTokens
 from t2t_lite.hparam import HParams, at_least
 from t2t_lite.progress import Progress
+
+logger = logging.getLogger(__name__)
+STDIN = "<stdin>"  # the name of standard input in warnings and errors
 
 SearchFn = Callable[[np.ndarray, int], tuple[Any, Any]]
 # (input line, decoded text) -> output line; e.g. parsing rebuilds a tree over the words.
@@ -63,11 +69,30 @@ def _one_field(text: str, separator: str) -> str:
     return " ".join(text.replace(separator, " ").splitlines())
 
 
-def _encode_line(line: str, encoder: TextEncoder, max_input_length: int) -> list[int]:
-    ids = encoder.encode(line)
-    if max_input_length:
-        ids = ids[:max_input_length - 1]
-    return ids + [EOS_ID]
+def encode_input(text: str, encoder: TextEncoder, max_input_length: int) -> tuple[list[int], bool]:
+    """``text``'s ids and EOS, cut to ``max_input_length`` ids (0: no limit), and whether
+    it was cut."""
+    ids = encoder.encode(text)
+    cut = bool(max_input_length) and len(ids) > max_input_length - 1
+    return (ids[:max_input_length - 1] if cut else ids) + [EOS_ID], cut
+
+
+def warn_cut(source: str, cut: int, total: int, max_input_length: int) -> None:
+    """One warning for all the lines of ``source`` that ``encode_input`` cut."""
+    if cut:
+        logger.warning(f"{source}: {cut} of {total} input lines are longer than the "
+                       f"{max_input_length - 1} tokens (and EOS) this model takes (the decode "
+                       f"hparam max_input_length, else the model's max_length); they were "
+                       f"cut to their first {max_input_length - 1} tokens")
+
+
+def input_length_limit(hparams: HParams, model: Any) -> int:
+    """The longest input (EOS included) to give ``model``: the decode hparam
+    ``max_input_length``, else the model's ``max_length`` (the longest it trained on, and
+    where t2t-exporter cuts), never more than its positions; an unlimited length would
+    let one long line take all the memory (self-attention grows with its square)."""
+    limit = hparams.max_input_length or model.hparams.max_length
+    return min(limit, model.max_positions or limit)
 
 
 def _pad(rows: list[list[int]], length_bucket: int = 0, batch_size: int = 0) -> np.ndarray:
@@ -89,7 +114,7 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
                  max_input_length: int = 0, postprocess: Postprocess | None = None,
                  target_encoder: TextEncoder | None = None,
                  write_beam_scores: bool = False, description: str | None = None,
-                 length_bucket: int = 0) -> list[str]:
+                 length_bucket: int = 0, source: str = "input") -> list[str]:
     """One decoded line per input line, in input order.
 
     ``encoder`` encodes the inputs; ``target_encoder`` (default: the same one)
@@ -105,12 +130,17 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
     the progress is shown (``t2t_lite.progress``). With a ``length_bucket``
     (for an XLA-compiled search) every batch has ``batch_size`` rows and a
     length that is a multiple of ``length_bucket``, and may decode up to that
-    length plus ``extra_length``.
+    length plus ``extra_length``. Inputs cut to ``max_input_length`` are counted in one
+    warning that calls them the lines of ``source``.
     """
     target_encoder = target_encoder or encoder
     outputs = [""] * len(lines)
-    encoded = {i: _encode_line(line.strip(), encoder, max_input_length)
-               for i, line in enumerate(lines) if line.strip()}
+    encoded, cut = {}, 0
+    for i, line in enumerate(lines):
+        if line.strip():
+            encoded[i], was_cut = encode_input(line.strip(), encoder, max_input_length)
+            cut += was_cut
+    warn_cut(source, cut, len(encoded), max_input_length)
     # Longest first: similar lengths share a batch, and memory trouble shows up at once.
     order = sorted(encoded, key=lambda i: -len(encoded[i]))
     bar = Progress(description, len(order), "lines") if description else None
@@ -142,7 +172,7 @@ def decode_lines(lines: list[str], encoder: TextEncoder, search_fn: SearchFn,
 def decode_with_hparams(hparams: HParams, lines: list[str], encoder: TextEncoder,
                         search_fn: SearchFn, postprocess: Postprocess | None = None,
                         target_encoder: TextEncoder | None = None,
-                        description: str | None = None) -> list[str]:
+                        description: str | None = None, source: str = "input") -> list[str]:
     """``decode_lines`` with the settings of ``decode_hparams``; inputs are padded to
     ``length_bucket`` when ``search_fn`` is compiled with XLA (its ``jit_compile``)."""
     return decode_lines(lines, encoder, search_fn, batch_size=hparams.batch_size,
@@ -151,20 +181,7 @@ def decode_with_hparams(hparams: HParams, lines: list[str], encoder: TextEncoder
                         target_encoder=target_encoder,
                         write_beam_scores=hparams.write_beam_scores, description=description,
                         length_bucket=hparams.length_bucket
-                        if getattr(search_fn, "jit_compile", False) else 0)
-
-
-def read_pairs(path: str) -> list[tuple[str, str]]:
-    """(source, target) of each line ``source<TAB>target`` of ``path``; a line without
-    exactly one tab is a ``ValueError`` naming the file and line."""
-    pairs = []
-    for number, line in enumerate(read_utf8_lines(path), start=1):
-        fields = line.split("\t")
-        if len(fields) != 2:
-            raise ValueError(f"{path}: line {number} has {len(fields) - 1} tabs; each line "
-                             "must be 'source<TAB>target'")
-        pairs.append((fields[0], fields[1]))
-    return pairs
+                        if getattr(search_fn, "jit_compile", False) else 0, source=source)
 
 
 def decode_from_file(input_path: str, output_path: str, encoder: TextEncoder,
@@ -176,9 +193,14 @@ def decode_from_file(input_path: str, output_path: str, encoder: TextEncoder,
 
     The whole input (and ``reference_path``, when given) is read and checked
     before anything is decoded, and the output appears only once every line is
-    decoded. Returns the output lines and the reference lines (or None).
+    decoded. Input tokens the vocabulary lacks, and inputs cut to the decode's
+    ``max_input_length``, are counted in a warning each. Returns the output lines
+    and the reference lines (or None).
     """
     lines = read_utf8_lines(input_path)
+    unknown = UnknownTokens(input_path)
+    for number, line in enumerate(lines, start=1):
+        unknown.count(encoder, line, number)
     references = None
     if reference_path:
         references = read_utf8_lines(reference_path)
@@ -186,22 +208,32 @@ def decode_from_file(input_path: str, output_path: str, encoder: TextEncoder,
             raise ValueError(f"{reference_path} has {len(references)} lines but {input_path} "
                              f"has {len(lines)}: the references must be line-aligned with "
                              "the inputs")
+    unknown.warn("decoded")
     outputs = decode_with_hparams(hparams, lines, encoder, search_fn, postprocess, target_encoder,
-                                  description=f"decoding {os.path.basename(input_path)}")
+                                  description=f"decoding {os.path.basename(input_path)}",
+                                  source=input_path)
     write_lines_atomically(output_path, outputs)
     return outputs, references
 
 
 def decode_interactive(encoder: TextEncoder, search_fn: SearchFn, hparams: HParams,
-                       input_stream: TextIO | None = None,
+                       input_stream: BinaryIO | None = None,
                        output_stream: TextIO | None = None,
                        postprocess: Postprocess | None = None,
                        target_encoder: TextEncoder | None = None) -> None:
-    """Prints one decoded line per line read (stdin by default) until end of input."""
-    input_stream = input_stream or sys.stdin
+    """Prints one decoded line per line read (stdin by default) until end of input.
+
+    Lines are read as files are (``stream_utf8_lines``): a line that is not UTF-8
+    or holds a control character ends the session with an error naming
+    ``<stdin>:LINE``; unknown tokens and a cut input are warned about line by line.
+    """
+    input_stream = input_stream or sys.stdin.buffer
     output_stream = output_stream or sys.stdout
-    for line in input_stream:
+    for number, line in enumerate(stream_utf8_lines(input_stream, STDIN), start=1):
+        unknown = UnknownTokens(STDIN)
+        unknown.count(encoder, line, number)
+        unknown.warn("decoded")
         output_stream.write(
             decode_with_hparams(hparams, [line], encoder, search_fn, postprocess,
-                         target_encoder)[0] + "\n")
+                                target_encoder, source=f"{STDIN}:{number}")[0] + "\n")
         output_stream.flush()

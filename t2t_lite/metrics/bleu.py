@@ -192,16 +192,11 @@ def bleu_by_source_length(sources: Sequence[str], hyps: Sequence[str], refs: Seq
     return buckets
 
 
-def read_lines(path: str) -> list[str]:
-    """The lines of a UTF-8 text file (``.gz`` is decompressed), line ends removed;
-    errors name the file (and the line that is not UTF-8)."""
-    return [line.rstrip("\r") for line in read_utf8_lines(path)]
-
-
 def read_translation_and_reference(translation_path: str,
                                    reference_path: str) -> tuple[list[str], list[str]]:
-    """Reads both files; different line counts raise BleuInputError naming both."""
-    hyps, refs = read_lines(translation_path), read_lines(reference_path)
+    """Reads both files (strictly: ``read_utf8_lines``); different line counts raise
+    BleuInputError naming both."""
+    hyps, refs = read_utf8_lines(translation_path), read_utf8_lines(reference_path)
     if len(hyps) != len(refs):
         raise BleuInputError(
             f"line counts differ: translation {translation_path} has {len(hyps)} lines, "

@@ -7,8 +7,9 @@ over many lines, each inside an unlabelled outer bracket::
 
 ``parse_trees`` reads any such text (one tree a line works too) and reports a
 malformed file (unbalanced brackets, a bracket with no label or no children,
-two words in one bracket, no trees at all) as one ``TreebankFormatError``
-naming the file and line.
+two words in one bracket, no trees at all, brackets nested deeper than
+``MAX_DEPTH``) as one ``TreebankFormatError`` naming the file and line. Files
+are read strictly (``t2t_lite.data.text_files``; tabs are white space here).
 
 Preprocessing (``preprocess``), the usual setup for parsing experiments:
 
@@ -42,6 +43,11 @@ NONE_TAG = "-NONE-"
 PLACEHOLDER_TAG = "XX"   # the POS of a word whose tag is unknown (a parser that predicts no POS)
 ROOT_LABEL = "TOP"
 WSJ_SECTIONS = {"train": range(2, 22), "dev": range(22, 23), "test": range(23, 24)}
+# Reading is iterative, but printing, preprocessing, linearizing and EVALB walk a
+# tree recursively, a Python frame or two a level, under Python's recursion limit
+# (1000): deeper trees are refused as they are read. The Penn Treebank's deepest
+# is under 40 levels.
+MAX_DEPTH = 200
 
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
@@ -131,6 +137,9 @@ def _parse_with_lines(text: str, source: str) -> Iterator[tuple[Tree, int]]:
         position = match.start()
         token = match.group()
         if token == "(":
+            if len(stack) == MAX_DEPTH:
+                raise TreebankFormatError(f"{source}:{line}: brackets nested more than "
+                                          f"{MAX_DEPTH} deep; is this a parse tree?")
             stack.append((Tree(""), line))
             expect_label = True
             continue
@@ -198,17 +207,16 @@ def _remove_empty_and_tags(tree: Tree) -> Tree | None:
 
 def read_tree_file(path: str) -> list[Tree]:
     """Every tree of one file, unmodified (for scoring: EVALB does its own preprocessing)."""
-    return parse_trees("\n".join(read_utf8_lines(path)), path)
+    return parse_trees("\n".join(read_utf8_lines(path, allow_tab=True)), path)
 
 
 def read_treebank(paths: Iterable[str]) -> list[Tree]:
     """Reads and preprocesses every tree of ``paths``, in order."""
     trees: list[Tree] = []
     for path in paths:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
         found = 0
-        for raw, line in _parse_with_lines(text, path):
+        for raw, line in _parse_with_lines("\n".join(read_utf8_lines(path, allow_tab=True)),
+                                           path):
             tree = preprocess(raw)
             if tree is None:
                 raise TreebankFormatError(f"{path}:{line}: tree has no words once -NONE- empty "
