@@ -26,6 +26,9 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="how many of the newest checkpoints to average (paper: 5 for "
                              "base, 20 for big); fewer are averaged, with a warning, if "
                              "fewer exist")
+    parser.add_argument("--checkpoint_path",
+                        help="the newest checkpoint to average (default: the latest); "
+                             "the n averaged end with it")
     return parser.parse_args(argv)
 
 
@@ -35,7 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def average(argv: Sequence[str] | None) -> int:
     args = _parse_args(argv)
-    result = averaging.average_last_checkpoints(args.model_dir, args.output_dir, args.n)
+    result = averaging.average_last_checkpoints(args.model_dir, args.output_dir, args.n,
+                                                args.checkpoint_path)
     print(f"averaged {len(result.sources)} checkpoints "
           f"({', '.join(result.sources)}) into {result.path}")
     return 0
