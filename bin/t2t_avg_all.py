@@ -28,6 +28,9 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="how many of the newest checkpoints to average (paper: 5 for "
                              "base, 20 for big); fewer are averaged, with a warning, if "
                              "fewer exist")
+    parser.add_argument("--checkpoint_path",
+                        help="the newest checkpoint to average (default: the latest); "
+                             "the n averaged end with it")
     return parser.parse_args(argv)
 
 
@@ -42,7 +45,8 @@ def average(argv: Sequence[str] | None) -> int:
     # An earlier average of the same model dir is this command's own, to replace.
     with paths.output_folder("--output_dir", args.output_dir, replaces_own=True,
                              model_dir=output_paths.real(args.model_dir)) as staging:
-        result = averaging.average_last_checkpoints(args.model_dir, staging, args.n)
+        result = averaging.average_last_checkpoints(args.model_dir, staging, args.n,
+                                                    args.checkpoint_path)
     print(f"averaged {len(result.sources)} checkpoints "
           f"({', '.join(result.sources)}) into "
           f"{os.path.join(args.output_dir, os.path.basename(result.path))}")

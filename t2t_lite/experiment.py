@@ -13,6 +13,7 @@ they arrive, and a refusal names the stage (``hparams set transformer_tiny``,
 from __future__ import annotations
 
 import dataclasses
+import glob
 import hashlib
 import json
 import os
@@ -100,8 +101,8 @@ def resolve(problem_name: str | None, model_name: str | None, hparams_set: str |
 
     Raises ExperimentError when the request disagrees with what ``output_dir``
     recorded: another problem, model or hparams set (its saved values would
-    silently win over the set's), another vocabulary, or a model shape
-    (any hparam) that differs from the checkpoints already there.
+    silently win over the set's), another vocabulary, or an architecture hparam
+    (``architecture_keys``) that differs from the checkpoints already there.
     """
     record = load_record(output_dir)
     if record is None and must_exist:
@@ -135,22 +136,27 @@ def resolve(problem_name: str | None, model_name: str | None, hparams_set: str |
         hparams.parse(hparams_overrides, source="--hparams")
     experiment = Experiment(problem, model_name, hparams_set, hparams, data_dir, output_dir)
     if record is not None and _has_checkpoint(output_dir):
-        _check_shape_unchanged(experiment, saved_values, record)
+        _check_architecture_unchanged(experiment, saved_values, record)
     return experiment
 
 
 def _has_checkpoint(output_dir: str) -> bool:
-    return os.path.exists(os.path.join(output_dir, "checkpoint"))
+    """An index or a checkpoint's files: either fixes the architecture of the run."""
+    return os.path.exists(os.path.join(output_dir, "checkpoint")) or bool(
+        glob.glob(os.path.join(glob.escape(output_dir), "ckpt-*.index")))
 
 
-def _check_shape_unchanged(experiment: Experiment, saved_values: dict, record: dict) -> None:
-    shape_keys = experiment.model_cls.shape_keys(experiment.hparams)
+def _check_architecture_unchanged(experiment: Experiment, saved_values: dict,
+                                  record: dict) -> None:
+    # hparams.json against --hparams; the checkpoints check hparams.json against
+    # the architecture they record when they are restored.
+    keys = experiment.model_cls.architecture_keys(experiment.hparams)
     changed = [f"{k}={saved_values[k]!r} -> {experiment.hparams.values()[k]!r}"
-               for k in shape_keys
+               for k in keys
                if k in saved_values and saved_values[k] != experiment.hparams.values()[k]]
     if changed:
         raise ExperimentError(
-            f"{experiment.output_dir} holds checkpoints of another model shape "
+            f"{experiment.output_dir} holds checkpoints of another model architecture "
             f"({', '.join(changed)}); use a new --output_dir or drop those --hparams")
     fingerprint = vocab_fingerprint(experiment.problem, experiment.data_dir)
     if record.get("vocab_fingerprint") not in (None, fingerprint):

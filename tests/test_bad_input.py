@@ -71,6 +71,7 @@ def ws(tmp_path_factory):
         record = json.loads((root / "train" / "hparams.json").read_text())
         record["hparams"]["layer_prepostprocess_dropout"] = dropout  # edited by hand
         (root / name / "hparams.json").write_text(json.dumps(record))
+    damaged_runs(root, output_dir)
     tf.train.Checkpoint(model=tf.Module()).write(str(files / "other_model" / "ckpt-1"))
     other = tf.Module()
     other.w = tf.Variable([1.0])
@@ -78,6 +79,23 @@ def ws(tmp_path_factory):
     shutil.copytree(output_dir, root / "train_copy")
     assert t2t_avg_all.main([f"--model_dir={output_dir}", f"--output_dir={root}/average"]) == 0
     return Workspace(str(root), data_dir, output_dir, str(usr_dirs))
+
+
+def damaged_runs(root, output_dir) -> None:
+    """Copies of the trained run (checkpoints 2 and 4) with their checkpoint state damaged."""
+    def copy(name):
+        shutil.copytree(output_dir, root / name)
+        return root / name
+    for name in ("missing_ckpt", "no_index"):
+        copy(name)
+    for path in (root / "missing_ckpt").glob("ckpt-4.*"):
+        path.unlink()
+    (root / "no_index" / "checkpoint").unlink()
+    data = copy("truncated_ckpt") / "ckpt-4.data-00000-of-00001"
+    data.write_bytes(data.read_bytes()[:-5])
+    (copy("garbage_index") / "checkpoint").write_text("garbage {{{")
+    record = copy("edited_hparams") / "hparams.json"
+    record.write_text(record.read_text().replace('"num_heads": 4', '"num_heads": 8'))
 
 
 def run_dir(ws):
@@ -337,6 +355,34 @@ CASES = [
     Case("BLEU reference is a folder", t2t_bleu.main,
          lambda ws: [f"--translation={ws.path('in.txt')}", f"--reference={ws.root}/empty_dir"],
          "is a folder; give a file"),
+         lambda ws: run_dir(ws) + [f"--export_dir={ws.root}/export_taken"], "is not empty"),
+    # Checkpoint state (issue 24).
+    Case("index names a missing checkpoint", t2t_trainer.main,
+         lambda ws: train_args(ws, f"--output_dir={ws.root}/missing_ckpt"),
+         "missing_ckpt/ckpt-4, which is missing"),
+    Case("truncated checkpoint data", t2t_decoder.main,
+         lambda ws: [f"--output_dir={ws.root}/truncated_ckpt", f"--t2t_usr_dir={USR_DIR}",
+                     f"--decode_from_file={ws.path('in.txt')}"],
+         "ckpt-4.data-00000-of-00001 is truncated or corrupt"),
+    Case("resuming beside a truncated checkpoint", t2t_trainer.main,
+         lambda ws: train_args(ws, f"--output_dir={ws.root}/truncated_ckpt"),
+         "truncated_ckpt/ckpt-2: move"),
+    Case("checkpoints without an index", t2t_decoder.main,
+         lambda ws: [f"--output_dir={ws.root}/no_index", f"--t2t_usr_dir={USR_DIR}",
+                     f"--decode_from_file={ws.path('in.txt')}"],
+         "holds checkpoints but no index"),
+    Case("garbage checkpoint index", t2t_trainer.main,
+         lambda ws: train_args(ws, f"--output_dir={ws.root}/garbage_index"),
+         "garbage_index/checkpoint is unreadable"),
+    Case("hparams.json edited under a checkpoint", t2t_trainer.main,
+         lambda ws: train_args(ws, f"--output_dir={ws.root}/edited_hparams"),
+         "hparams.json says num_heads=8 but checkpoint"),
+    Case("averaging a damaged checkpoint", t2t_avg_all.main,
+         lambda ws: [f"--model_dir={ws.root}/truncated_ckpt", f"--output_dir={ws.root}/avg"],
+         "truncated_ckpt/ckpt-4 is damaged"),
+    Case("exporting a truncated checkpoint", t2t_exporter.main,
+         lambda ws: [f"--output_dir={ws.root}/truncated_ckpt", f"--t2t_usr_dir={USR_DIR}",
+                     f"--export_dir={ws.root}/export_new"], "truncated_ckpt/ckpt-4 is damaged"),
 ]
 
 

@@ -207,8 +207,8 @@ def test_position_errors():
 def test_learned_positions_bound_decoding_and_the_checkpoint_shape():
     model = tiny_model(position_embedding="learned", max_length=6)
     assert model.max_positions == 6 and tiny_model().max_positions is None
-    assert "max_length" in Transformer.shape_keys(model.hparams)
-    assert "max_length" not in Transformer.shape_keys(tiny_model().hparams)
+    assert "max_length" in Transformer.architecture_keys(model.hparams)
+    assert "max_length" not in Transformer.architecture_keys(tiny_model().hparams)
     search = BeamSearchDecoder(model, beam_size=2, allow_eos=False)
     ids, _ = search(tf.constant([[3, 4, 1]]), 50)  # stops at the last learned position
     assert ids.shape[-1] == 6

@@ -37,7 +37,7 @@ MAXOUT_PIECES = 2
 class LSTMSeq2seqAttentionBahdanau(AttentionSeq2Seq):
     """RNNsearch: bidirectional encoder, additive attention, maxout deep output."""
 
-    shape_hparams = AttentionSeq2Seq.shape_hparams + ("attention_size", "maxout_units")
+    architecture_hparams = AttentionSeq2Seq.architecture_hparams + ("attention_size", "maxout_units")
 
     def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
         super().__init__(hparams, vocab_size, **kwargs)

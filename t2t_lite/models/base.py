@@ -69,15 +69,18 @@ class Seq2SeqModel(keras.Model, abc.ABC):
     of inputs and targets (reserved ids included).
     """
 
-    # hparams keys that change the variables or their meaning: a checkpoint
-    # cannot be resumed once one of them differs.
-    shape_hparams: tuple[str, ...] = ()
-    # Other hparams keys the model reads (free to change between runs of one checkpoint).
+    # The architecture: hparams keys that decide what the weights mean, their shapes
+    # and also how they are used (heads, layer order, normalization placement, a
+    # reversed source). Checkpoints record their values (training/checkpoints.py),
+    # and a checkpoint is refused under other values.
+    architecture_hparams: tuple[str, ...] = ()
+    # Other hparams keys the model reads, free to change between runs of one
+    # checkpoint: training only (dropout, initializers) or speed (xla).
     required_hparams: tuple[str, ...] = ()
 
     def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
         super().__init__(**kwargs)
-        missing = [key for key in self.shape_hparams + self.required_hparams
+        missing = [key for key in self.architecture_hparams + self.required_hparams
                    if key not in hparams]
         if missing:
             raise ValueError(f"model {snake_case(type(self).__name__)} needs hparams "
@@ -87,9 +90,9 @@ class Seq2SeqModel(keras.Model, abc.ABC):
         self.vocab_size = vocab_size
 
     @classmethod
-    def shape_keys(cls, hparams: HParams) -> tuple[str, ...]:
-        """The ``shape_hparams`` that matter for these hparams."""
-        return cls.shape_hparams
+    def architecture_keys(cls, hparams: HParams) -> tuple[str, ...]:
+        """The architecture keys that matter for these hparams."""
+        return cls.architecture_hparams
 
     @property
     def max_positions(self) -> int | None:

@@ -31,9 +31,16 @@ from t2t_lite.registry import register_model
 class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
     """Stacked LSTMs with Luong attention and (optionally) input feeding."""
 
-    shape_hparams = AttentionSeq2Seq.shape_hparams + (
+    architecture_hparams = AttentionSeq2Seq.architecture_hparams + (
         "attention_size", "attention_score", "attention_scope", "input_feeding")
     required_hparams = AttentionSeq2Seq.required_hparams + ("attention_window",)
+
+    @classmethod
+    def architecture_keys(cls, hparams: HParams) -> tuple[str, ...]:
+        # A local scope's window decides which source states the weights combine;
+        # global attention ignores it.
+        local = hparams.attention_scope != "global"
+        return cls.architecture_hparams + (("attention_window",) if local else ())
 
     def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
         super().__init__(hparams, vocab_size, **kwargs)

@@ -63,9 +63,11 @@ def states_from_dict(state: dict[str, tf.Tensor], num_layers: int) -> list[LSTMS
 class RecurrentSeq2Seq(Seq2SeqModel):
     """Embeddings, source handling and the softmax of the RNN models."""
 
-    shape_hparams = ("hidden_size", "embedding_size", "num_encoder_layers",
-                     "num_decoder_layers", "shared_embedding")
-    required_hparams = ("dropout", "reverse_source", "initializer", "initializer_gain")
+    # reverse_source too: weights trained on a reversed source mean nothing on the
+    # source in order.
+    architecture_hparams = ("hidden_size", "embedding_size", "num_encoder_layers",
+                            "num_decoder_layers", "shared_embedding", "reverse_source")
+    required_hparams = ("dropout", "initializer", "initializer_gain")
 
     def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
         super().__init__(hparams, vocab_size, **kwargs)

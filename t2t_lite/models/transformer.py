@@ -26,7 +26,7 @@ from t2t_lite.registry import register_model
 class Transformer(Seq2SeqModel):
     """Encoder-decoder Transformer, post-norm (the paper) or pre-norm."""
 
-    shape_hparams = ("hidden_size", "filter_size", "num_heads", "num_encoder_layers",
+    architecture_hparams = ("hidden_size", "filter_size", "num_heads", "num_encoder_layers",
                      "num_decoder_layers", "attention_key_channels",
                      "attention_value_channels", "normalize_before", "position_embedding",
                      "shared_embedding_and_softmax_weights")
@@ -34,10 +34,10 @@ class Transformer(Seq2SeqModel):
                         "xla")
 
     @classmethod
-    def shape_keys(cls, hparams: HParams) -> tuple[str, ...]:
+    def architecture_keys(cls, hparams: HParams) -> tuple[str, ...]:
         # Learned positions have one vector per position up to max_length.
         learned = hparams.position_embedding == "learned"
-        return cls.shape_hparams + (("max_length",) if learned else ())
+        return cls.architecture_hparams + (("max_length",) if learned else ())
 
     @property
     def max_positions(self) -> int | None:

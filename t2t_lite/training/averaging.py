@@ -7,8 +7,8 @@ averaged the last 20 checkpoints."
 Works on TF2 object-based checkpoints (``tf.train.CheckpointManager``'s
 ``ckpt-N``). Every floating-point tensor is averaged (in float64, then cast
 back); every other tensor (the step and save counters, the optimizer's
-iteration count, the object-graph proto ``_CHECKPOINTABLE_OBJECT_GRAPH``) is
-copied from the newest checkpoint. Optimizer slots (Adam moments) are floats
+iteration count, the object-graph proto ``_CHECKPOINTABLE_OBJECT_GRAPH``, the
+trainer's record of the architecture hparams) is copied from the newest checkpoint. Optimizer slots (Adam moments) are floats
 and so are averaged too, as tensor2tensor's avg_checkpoints did; the result is
 meant for decoding, and training can still resume from it. Because the keys
 and the object graph are unchanged, the averaged checkpoint restores into the
@@ -18,22 +18,33 @@ The output is named like the newest source (``ckpt-N``) and a ``checkpoint``
 state file makes it ``tf.train.latest_checkpoint(output_dir)``. When fewer than
 ``n`` checkpoints exist, the ones there are averaged with a warning (as
 tensor2tensor did): CheckpointManager keeps only ``max_to_keep`` of them.
+
+Sources are checked, not trusted: one listed but missing, damaged or trained with
+other architecture hparams than ``hparams.json`` says is refused in one line
+(``checkpoint_state``) before anything is written.
 """
 from __future__ import annotations
 
 import dataclasses
 import logging
 import os
-from typing import Sequence
+from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 import tensorflow as tf
 
+from t2t_lite.experiment import HPARAMS_FILE, load_record
 from t2t_lite.progress import progress
-
-HPARAMS_FILE = "hparams.json"  # written by the trainer; the decoder reads it
+from t2t_lite.training.checkpoint_state import (READ_ERRORS, CheckpointStateError,
+                                                check_architecture, checkpoint_step,
+                                                checkpoint_to_read, checkpoints_on_disk,
+                                                damage, read_damage, read_index,
+                                                recorded_architecture, refusal, write_index)
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
+# What a damaged source's error proposes instead.
+AVERAGE_UP_TO = "pass --checkpoint_path={good} to average the checkpoints up to it"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,34 +54,43 @@ class AveragedCheckpoint:
     sources: list[str]
 
 
-def list_checkpoints(model_dir: str) -> list[str]:
-    """The checkpoints recorded in ``model_dir``'s state file that still exist, oldest first."""
+def list_checkpoints(model_dir: str, newest: str | None = None) -> list[str]:
+    """The checkpoints up to ``newest`` (default: the latest the index names),
+    oldest first: those ``model_dir``'s index lists, or with ``newest`` given and
+    no readable index, those on disk. ``newest`` is checked good (or
+    CheckpointStateError names the newest good one); the others when read."""
     if not tf.io.gfile.isdir(model_dir):
         raise FileNotFoundError(f"model_dir {model_dir} does not exist")
-    state = tf.train.get_checkpoint_state(model_dir)
-    if state is None:
+    index = read_index(model_dir)
+    if not index.exists and not checkpoints_on_disk(model_dir):
         raise FileNotFoundError(f"no 'checkpoint' state file in {model_dir}; expected a "
                                 "directory written by t2t-trainer (tf.train.CheckpointManager)")
-    # get_checkpoint_state already joins the relative names it stores with model_dir.
-    paths = list(state.all_model_checkpoint_paths)
-    existing = [p for p in paths if tf.io.gfile.exists(p + ".index")]
-    if not existing:
-        raise FileNotFoundError(f"none of the checkpoints listed in {model_dir}/checkpoint "
-                                f"exist ({', '.join(paths) or 'none listed'})")
-    return existing
+    newest = checkpoint_to_read(model_dir, newest)
+    listed = index.listed if index.latest else checkpoints_on_disk(model_dir)
+    return [p for p in listed if checkpoint_step(p) < checkpoint_step(newest)] + [newest]
 
 
-def _reader(path: str):
-    """A reader for one checkpoint; unreadable files become a ValueError naming them."""
+def _read(path: str, sources: Sequence[str], read: Callable[[], T]) -> T:
+    """``read()`` of ``path``, one of ``sources``; a missing or damaged checkpoint is
+    refused in one line that says which sources to average instead."""
     try:
-        return tf.train.load_checkpoint(path)
-    except tf.errors.OpError as err:
-        raise ValueError(f"cannot read checkpoint {path}: {err.message}") from None
+        return read()
+    except READ_ERRORS as error:
+        what = f"checkpoint {path} is damaged ({damage(path) or read_damage(path, error)})"
+    newer = len(sources) - 1 - list(sources).index(path)
+    if newer:
+        raise CheckpointStateError(f"{what}; pass --n={newer} to average only the "
+                                   "checkpoints after it")
+    raise refusal(what, os.path.dirname(path), AVERAGE_UP_TO, below=checkpoint_step(path))
 
 
 def average_checkpoints(checkpoint_paths: Sequence[str], output_path: str) -> None:
-    """Writes the average of ``checkpoint_paths`` (oldest first) to ``output_path``."""
-    readers = [_reader(p) for p in checkpoint_paths]
+    """Writes the average of ``checkpoint_paths`` (oldest first) to ``output_path``.
+
+    Every tensor of every source is read (the ones copied from the newest too),
+    so that a damaged source is refused, not half used."""
+    readers = [_read(p, checkpoint_paths, lambda p=p: tf.train.load_checkpoint(p))
+               for p in checkpoint_paths]
     newest = readers[-1]
     dtypes = newest.get_variable_to_dtype_map()
     shapes = newest.get_variable_to_shape_map()
@@ -82,50 +102,45 @@ def average_checkpoints(checkpoint_paths: Sequence[str], output_path: str) -> No
     names = sorted(shapes)
     tensors = []
     for name in progress(names, f"averaging {len(readers)} checkpoints", len(names), "tensors"):
+        values = [_read(p, checkpoint_paths, lambda r=r: r.get_tensor(name))
+                  for p, r in zip(checkpoint_paths, readers)]
         if dtypes[name].is_floating:
-            total = sum(r.get_tensor(name).astype(np.float64) for r in readers)
+            total = sum(value.astype(np.float64) for value in values)
             tensors.append(tf.cast(total / len(readers), dtypes[name]))
         else:
-            tensors.append(tf.constant(newest.get_tensor(name), dtype=dtypes[name]))
+            tensors.append(tf.constant(values[-1], dtype=dtypes[name]))
     tf.io.gfile.makedirs(os.path.dirname(output_path) or ".")
     tf.raw_ops.SaveV2(prefix=output_path, tensor_names=names,
                       shape_and_slices=[""] * len(names), tensors=tensors)
 
 
-def _write_checkpoint_state(directory: str, name: str) -> None:
-    """``DIRECTORY/checkpoint`` naming ``name`` (relative), as CheckpointManager writes it.
-
-    The CheckpointState text format, written directly: TF's writer for it outside
-    CheckpointManager (tf.compat.v1.train.update_checkpoint_state) is deprecated
-    and warns on every call.
-    """
-    state = f'model_checkpoint_path: "{name}"\nall_model_checkpoint_paths: "{name}"\n'
-    path = os.path.join(directory, "checkpoint")
-    with tf.io.gfile.GFile(path + ".tmp", "w") as f:
-        f.write(state)
-    tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
-
-
-def average_last_checkpoints(model_dir: str, output_dir: str, n: int = 5) -> AveragedCheckpoint:
-    """Averages the last ``n`` checkpoints of ``model_dir`` into ``output_dir``.
+def average_last_checkpoints(model_dir: str, output_dir: str, n: int = 5,
+                             newest: str | None = None) -> AveragedCheckpoint:
+    """Averages the last ``n`` checkpoints of ``model_dir`` (up to ``newest``) into
+    ``output_dir``.
 
     Also copies ``model_dir/hparams.json`` when present, so that ``output_dir``
-    can be decoded like a training directory.
+    can be decoded like a training directory: refused (before anything is
+    written) when an architecture hparam there differs from what a source
+    checkpoint was trained with.
     """
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
     if os.path.realpath(model_dir) == os.path.realpath(output_dir):
         raise ValueError(f"output_dir must differ from model_dir ({model_dir}): the average "
                          "would overwrite the newest checkpoint")
-    available = list_checkpoints(model_dir)
-    sources = available[-n:]
+    sources = list_checkpoints(model_dir, newest)[-n:]
     if len(sources) < n:
         logger.warning("asked for the last %d checkpoints but %s has only %d; averaging those",
                        n, model_dir, len(sources))
+    hparams = os.path.join(model_dir, HPARAMS_FILE)
+    record = load_record(model_dir) or {}
+    for source in sources:
+        recorded = _read(source, sources, lambda source=source: recorded_architecture(source))
+        check_architecture(source, recorded, record.get("hparams", {}), hparams)
     output_path = os.path.join(output_dir, os.path.basename(sources[-1]))
     average_checkpoints(sources, output_path)
-    _write_checkpoint_state(output_dir, os.path.basename(output_path))
-    hparams = os.path.join(model_dir, HPARAMS_FILE)
+    write_index(output_dir, [output_path])
     if tf.io.gfile.exists(hparams):
         tf.io.gfile.copy(hparams, os.path.join(output_dir, HPARAMS_FILE), overwrite=True)
     return AveragedCheckpoint(output_path, sources)

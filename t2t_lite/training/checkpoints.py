@@ -9,8 +9,15 @@ model's own name is dropped: Keras numbers it per process, ``transformer_2``.)
 """
 from __future__ import annotations
 
+import json
+import os
+
 import keras
 import tensorflow as tf
+
+from t2t_lite.experiment import HPARAMS_FILE
+from t2t_lite.training.checkpoint_state import (check_architecture, checkpoint_to_read,
+                                                recorded_architecture)
 
 
 def model_variables(model: keras.Model) -> dict[str, tf.Variable]:
@@ -19,21 +26,41 @@ def model_variables(model: keras.Model) -> dict[str, tf.Variable]:
     return {variable.path.removeprefix(prefix): variable for variable in model.weights}
 
 
+def architecture(model: keras.Model) -> dict:
+    """The hparams that decide what ``model``'s weights mean, by key."""
+    hparams = model.hparams.values()
+    return {key: hparams[key] for key in type(model).architecture_keys(model.hparams)}
+
+
 def training_checkpoint(model: keras.Model, optimizer: keras.optimizers.Optimizer
                         ) -> tf.train.Checkpoint:
-    """The checkpoint t2t-trainer writes: model variables and optimizer state."""
-    return tf.train.Checkpoint(model=model_variables(model), optimizer=optimizer)
+    """The checkpoint t2t-trainer writes: model variables, optimizer state and the
+    model's ``architecture``."""
+    record = tf.Variable(json.dumps(architecture(model), sort_keys=True), trainable=False)
+    return tf.train.Checkpoint(model=model_variables(model), optimizer=optimizer,
+                               architecture=record)
+
+
+def restorable_part(checkpoint: tf.train.Checkpoint) -> tf.train.Checkpoint:
+    """A ``training_checkpoint``'s model and optimizer, without the architecture record."""
+    return tf.train.Checkpoint(model=checkpoint.model, optimizer=checkpoint.optimizer)
+
+
+def architecture_record(checkpoint: tf.train.Checkpoint) -> dict:
+    """The architecture a ``training_checkpoint`` records when it is saved."""
+    return json.loads(checkpoint.architecture.numpy())
 
 
 def restore_model(model: keras.Model, output_dir: str, checkpoint_path: str | None = None) -> str:
     """Loads every variable of ``model`` from ``checkpoint_path`` or the latest
-    checkpoint in ``output_dir`` (optimizer state is ignored); returns the path used."""
-    path = checkpoint_path or tf.train.latest_checkpoint(output_dir)
-    if not path:
-        raise FileNotFoundError(f"no checkpoint in {output_dir}: train first with t2t-trainer "
-                                "or pass --checkpoint_path")
-    if not tf.io.gfile.exists(path + ".index"):
-        raise FileNotFoundError(f"checkpoint {path} not found (no {path}.index)")
+    checkpoint in ``output_dir`` (optimizer state is ignored); returns the path used.
+
+    The checkpoint is checked first (``checkpoint_state``): a missing, damaged or
+    unindexed one, or one trained with another architecture than ``model``'s
+    hparams, is refused in one line."""
+    path = checkpoint_to_read(output_dir, checkpoint_path)
+    check_architecture(path, recorded_architecture(path), architecture(model),
+                       os.path.join(output_dir, HPARAMS_FILE))
     status = tf.train.Checkpoint(model=model_variables(model)).restore(path)
     try:
         status.expect_partial().assert_existing_objects_matched()

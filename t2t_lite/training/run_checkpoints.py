@@ -15,6 +15,11 @@
 A save that fails (a full disk, a lost mount) removes what it had written of
 checkpoint N and raises ``CheckpointWriteError`` naming the checkpoint that is
 kept: the run's last complete one, from which a re-run resumes.
+
+Resuming checks before it trusts (``checkpoint_state.resume_checkpoint``): an
+index naming a missing checkpoint, a damaged checkpoint, a garbage index or a
+checkpoint of another architecture is refused in one line, before anything is
+written. A damaged input state is only a warning: the input restarts, reshuffled.
 """
 from __future__ import annotations
 
@@ -26,6 +31,12 @@ from typing import Callable, Iterator
 import tensorflow as tf
 
 from t2t_lite.errors import op_error_detail
+from t2t_lite.experiment import HPARAMS_FILE
+from t2t_lite.training.checkpoint_state import (INDEX, check_architecture, checkpoint_step,
+                                                checkpoints_on_disk, damage,
+                                                recorded_architecture, resume_checkpoint,
+                                                write_index)
+from t2t_lite.training.checkpoints import architecture_record, restorable_part
 from t2t_lite.training.distribute import is_chief
 
 _COMPLETE_STATE = re.compile(r"ckpt-(\d+)\.index")
@@ -48,27 +59,50 @@ class RunCheckpoints:
         self._save_dir = output_dir if self.chief else os.path.join(
             output_dir, ".worker_saves", f"worker_{self.task_id}")
         self.keep_max = keep_max
-        self.manager = tf.train.CheckpointManager(
-            checkpoint, self._save_dir, keep_max, checkpoint_name="ckpt",
-            keep_checkpoint_every_n_hours=keep_every_n_hours or None)
+        self.keep_every_n_hours = keep_every_n_hours
+        # Made once the index is known good (restore): CheckpointManager reads it.
+        self._manager: tf.train.CheckpointManager | None = None
         self.saved_step = -1
         self._input: tf.train.Checkpoint | None = None
+
+    @property
+    def manager(self) -> tf.train.CheckpointManager:
+        if self._manager is None:
+            self._manager = tf.train.CheckpointManager(
+                self.checkpoint, self._save_dir, self.keep_max, checkpoint_name="ckpt",
+                keep_checkpoint_every_n_hours=self.keep_every_n_hours or None)
+        return self._manager
 
     def latest(self) -> str | None:
         """The newest checkpoint of the run (the chief's)."""
         return tf.train.latest_checkpoint(self.output_dir)
 
     def restore(self, step_of: Callable[[], int]) -> int:
-        """Restores the latest checkpoint, if any; returns the step (``step_of()``)."""
-        latest = self.latest()
+        """Restores the latest checkpoint, if any; returns the step (``step_of()``).
+
+        The checkpoint is checked first; a missing or damaged one, or one of
+        another architecture than the model's hparams, raises CheckpointStateError."""
+        latest = resume_checkpoint(self.output_dir)
         if latest:
-            self.checkpoint.restore(latest).assert_existing_objects_matched()
+            check_architecture(latest, recorded_architecture(latest),
+                               architecture_record(self.checkpoint),
+                               os.path.join(self.output_dir, HPARAMS_FILE))
+            if self.chief and not tf.io.gfile.exists(os.path.join(self.output_dir, INDEX)):
+                # Index the checkpoints there are (the one resumed from is the newest),
+                # so that the manager keeps only keep_max of them from now on.
+                write_index(self.output_dir, [p for p in checkpoints_on_disk(self.output_dir)
+                                              if checkpoint_step(p) <= checkpoint_step(latest)])
+            restorable_part(self.checkpoint).restore(latest).assert_existing_objects_matched()
             self.saved_step = step_of()
             logging.info("resumed from %s at step %d", latest, self.saved_step)
         return step_of()
 
+    def input_state_damage(self, step: int) -> str | None:
+        """What is wrong with the input's position at ``step`` (missing, damaged), or None."""
+        return damage(self._input_prefix(step))
+
     def has_input_state(self, step: int) -> bool:
-        return tf.io.gfile.exists(self._input_prefix(step) + ".index")
+        return self.input_state_damage(step) is None
 
     def follow_input(self, iterator: Iterator, step: int) -> None:
         """Saves ``iterator``'s position with every checkpoint from now on and, when
@@ -78,12 +112,13 @@ class RunCheckpoints:
             # a run resumes with its input reshuffled (seeded by the step).
             return
         self._input = tf.train.Checkpoint(iterator=iterator)
-        if step and self.has_input_state(step):
+        problem = self.input_state_damage(step) if step else None
+        if step and not problem:
             self._input.read(self._input_prefix(step)).assert_consumed()
             logging.info("the input continues where step %d left it", step)
         elif step:
-            logging.warning("no input state for step %d in %s: the input restarts, "
-                            "reshuffled", step, os.path.dirname(self._input_prefix(step)))
+            logging.warning("no usable input state for step %d (%s): the input restarts, "
+                            "reshuffled", step, problem)
 
     def save(self, step: int) -> None:
         """Checkpoint ``step``: the input's position first, then the model's.
