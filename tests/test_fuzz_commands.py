@@ -92,6 +92,7 @@ class Command:
 
 
 NEW = ("new_dir", "empty_dir")  # a folder that does not exist yet, an empty one
+RUNS = ("run", "no_index_run", "missing_ckpt_run", "truncated_run")  # one run, damaged
 
 
 def decoder_outputs(drawn: dict[str, str]) -> list[str]:
@@ -106,8 +107,9 @@ def decoder_outputs(drawn: dict[str, str]) -> list[str]:
 
 
 def trainer_outputs(drawn: dict[str, str]) -> list[str]:
+    # Its own run, damaged or not, is the trainer's to resume (or to refuse).
     output_dir = drawn.get("--output_dir", "run")
-    return [output_dir] if output_dir in ("run", *NEW) else []
+    return [output_dir] if output_dir in (*RUNS, *NEW) else []
 
 
 def avg_outputs(drawn: dict[str, str]) -> list[str]:
