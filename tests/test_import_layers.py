@@ -12,7 +12,7 @@ PACKAGE_DIRS = {"t2t_lite": "t2t_lite", "problems": "t2t_lite.problems",
                 "hparams": "t2t_lite.hparams", "bin": "t2t_lite.bin"}
 # Lowest first. A module of t2t_lite.X belongs to the layer naming X.
 LAYERS = [
-    {"registry", "hparam", "progress", "errors", "precision"},
+    {"registry", "hparam", "progress", "errors", "precision", "output_paths"},
     {"data"},
     {"parsing"},
     {"metrics"},
