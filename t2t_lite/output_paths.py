@@ -28,7 +28,7 @@ import fcntl
 import json
 import os
 import shutil
-from typing import Iterator
+from typing import Callable, Iterator
 
 MANIFEST = ".t2t-lite-outputs.json"
 RUN_MARKERS = ("hparams.json", "checkpoint")
@@ -59,6 +59,11 @@ def enclosing_run(path: str) -> str | None:
         if parent == folder:
             return None
         folder = parent
+
+
+def _inside_run(flag: str, path: str, run: str) -> OutputPathError:
+    return OutputPathError(f"{flag}={path} is inside the run folder {run}, whose files "
+                           "t2t-trainer and t2t-avg-all manage; write elsewhere")
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -136,27 +141,45 @@ def folder_details(folder: str) -> dict:
 
 
 @contextlib.contextmanager
-def _lock(lock_path: str, what: str) -> Iterator[None]:
-    os.makedirs(os.path.dirname(lock_path), exist_ok=True)
-    handle = open(lock_path, "a+", encoding="utf-8")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip() or "another process"
+def exclusive_lock(lock_path: str, refuse: Callable[[str], Exception],
+                   holder: str) -> Iterator[None]:
+    """Holds an exclusive ``flock`` on ``lock_path`` (writing ``holder`` into it) for the
+    block; while another process holds it, raises ``refuse(what that one wrote)``.
+
+    The kernel drops the lock when its holder exits, ``kill -9`` included, so a killed
+    holder never leaves a stale lock. The holder removes the file as it releases: a
+    process that locked the file just unlinked tries the one at the path again.
+    """
+    os.makedirs(os.path.dirname(os.path.abspath(lock_path)), exist_ok=True)
+    while True:
+        handle = open(lock_path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            text = handle.read().strip() or "another process"
+            handle.close()
+            raise refuse(text) from None
+        if os.path.exists(lock_path) and os.path.samestat(os.fstat(handle.fileno()),
+                                                          os.stat(lock_path)):
+            break
         handle.close()
-        raise OutputPathError(f"{what} is being written by {holder}; wait for it to "
-                              "finish, or choose another output") from None
     handle.seek(0)
     handle.truncate()
-    handle.write(f"pid {os.getpid()}")
+    handle.write(holder)
     handle.flush()
     try:
         yield
     finally:
         with contextlib.suppress(OSError):
             os.remove(lock_path)
-        handle.close()
+        handle.close()  # closing drops the flock
+
+
+def _lock(lock_path: str, what: str) -> contextlib.AbstractContextManager:
+    return exclusive_lock(lock_path, lambda holder: OutputPathError(
+        f"{what} is being written by {holder}; wait for it to finish, or choose another "
+        "output"), f"pid {os.getpid()}")
 
 
 class Paths:
@@ -224,8 +247,7 @@ class Paths:
             raise OutputPathError(f"{flag}={path}: {parent} is a file, not a folder")
         run = enclosing_run(parent)
         if run:
-            raise OutputPathError(f"{flag}={path} is inside the run folder {run}, whose files "
-                                  "t2t-trainer and t2t-avg-all manage; write elsewhere")
+            raise _inside_run(flag, path, run)
         if os.path.exists(path) and not own_file(path, self.command):
             raise OutputPathError(f"{flag}={path} exists and was not written by "
                                   f"{self.command} (or was changed since); remove it or "
@@ -262,8 +284,7 @@ class Paths:
                 "give a new or empty folder")
         run = enclosing_run(path)
         if run and run != allowed_run and not (own and run == real(path)):
-            raise OutputPathError(f"{flag}={path} is inside the run folder {run}, whose files "
-                                  "t2t-trainer and t2t-avg-all manage; write elsewhere")
+            raise _inside_run(flag, path, run)
         target = real(path)
         parent, name = os.path.split(target)
         os.makedirs(parent, exist_ok=True)
@@ -289,8 +310,7 @@ class Paths:
             raise OutputPathError(f"{flag}={path} is a file; give a folder")
         run = enclosing_run(path)
         if run:
-            raise OutputPathError(f"{flag}={path} is inside the run folder {run}, whose files "
-                                  "t2t-trainer and t2t-avg-all manage; give another folder")
+            raise _inside_run(flag, path, run)
         return path
 
     def run_folder(self, flag: str, path: str) -> str:
@@ -301,8 +321,7 @@ class Paths:
             raise OutputPathError(f"{flag}={path} is a file; give a folder")
         outer = enclosing_run(os.path.dirname(real(path)))
         if outer:
-            raise OutputPathError(f"{flag}={path} is inside the run folder {outer}; give a "
-                                  "folder outside any run")
+            raise _inside_run(flag, path, outer)
         if not os.path.isdir(path) or not os.listdir(path):
             return path
         entry = _read_manifest(path).get(".")

@@ -10,11 +10,13 @@ finishes removes the file.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
-import fcntl
 import json
 import os
 import socket
+
+from t2t_lite.output_paths import exclusive_lock
 
 LOCK_FILE = ".trainer.lock"
 
@@ -28,42 +30,22 @@ class OutputDirLock:
 
     def __init__(self, output_dir: str):
         self.path = os.path.join(output_dir, LOCK_FILE)
-        self._file = None
+        self._held = contextlib.ExitStack()
 
     def acquire(self) -> None:
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        while True:
-            handle = open(self.path, "a+", encoding="utf-8")
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.seek(0)
-                holder = handle.read().strip() or "another process"
-                handle.close()
-                raise OutputDirInUseError(
-                    f"{os.path.dirname(self.path)} is in use by a running t2t-trainer "
-                    f"({holder}); wait for it to finish or stop it, or give another "
-                    "--output_dir") from None
-            # The holder before us unlinks the file as it releases: locked the
-            # unlinked file? Then try the one at the path now.
-            if os.path.exists(self.path) and os.path.samestat(os.fstat(handle.fileno()),
-                                                              os.stat(self.path)):
-                break
-            handle.close()
-        handle.seek(0)
-        handle.truncate()
-        handle.write(json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
-                                 "since": datetime.datetime.now().isoformat(timespec="seconds")}))
-        handle.flush()
-        self._file = handle
+        holder = json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
+                             "since": datetime.datetime.now().isoformat(timespec="seconds")})
+        self._held.enter_context(exclusive_lock(self.path, self._in_use, holder))
+
+    def _in_use(self, holder: str) -> OutputDirInUseError:
+        return OutputDirInUseError(
+            f"{os.path.dirname(self.path)} is in use by a running t2t-trainer ({holder}); "
+            "wait for it to finish or stop it, or give another --output_dir")
 
     def release(self) -> None:
         """Removes the lock file (the output dir is left as training left it) and
         drops the lock."""
-        if self._file is not None:
-            os.remove(self.path)
-            self._file.close()  # closing drops the flock
-            self._file = None
+        self._held.close()
 
     def __enter__(self) -> "OutputDirLock":
         self.acquire()
