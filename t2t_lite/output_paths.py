@@ -61,6 +61,12 @@ def enclosing_run(path: str) -> str | None:
         folder = parent
 
 
+def _given(flag: str, path: str) -> None:
+    # An empty path would mean the current folder to some calls and nothing to others.
+    if not path or not path.strip():
+        raise OutputPathError(f"{flag} is empty; give a path")
+
+
 def _inside_run(flag: str, path: str, run: str) -> OutputPathError:
     return OutputPathError(f"{flag}={path} is inside the run folder {run}, whose files "
                            "t2t-trainer and t2t-avg-all manage; write elsewhere")
@@ -194,6 +200,7 @@ class Paths:
 
     def input_file(self, flag: str, path: str) -> str:
         """A file the command reads: it must exist, be a file and be readable."""
+        _given(flag, path)
         if os.path.isdir(path):
             raise OutputPathError(f"{flag}={path} is a folder; give a file")
         if not os.path.exists(path):
@@ -205,6 +212,7 @@ class Paths:
 
     def input_folder(self, flag: str, path: str, must_exist: bool = False) -> str:
         """A folder the command reads (a run, a data dir): nothing is written inside."""
+        _given(flag, path)
         if must_exist and not os.path.exists(path):
             raise OutputPathError(f"{flag}={path} does not exist")
         if os.path.exists(path) and not os.path.isdir(path):
@@ -239,6 +247,7 @@ class Paths:
     def output_file(self, flag: str, path: str) -> Iterator[str]:
         """Claims the file ``path`` while the block writes it (atomically), then notes it
         as this command's: a later run of the same command may replace it."""
+        _given(flag, path)
         self._collision(path, flag)
         if os.path.isdir(path):
             raise OutputPathError(f"{flag}={path} is a folder; give a file name")
@@ -270,6 +279,7 @@ class Paths:
 
         ``inside_run`` names the one run folder the output may sit inside (an export
         below the run it exports)."""
+        _given(flag, path)
         allowed_run = real(inside_run) if inside_run else None
         self._collision(path, flag, allowed_run)
         if os.path.exists(path) and not os.path.isdir(path):
@@ -286,6 +296,8 @@ class Paths:
         if run and run != allowed_run and not (own and run == real(path)):
             raise _inside_run(flag, path, run)
         target = real(path)
+        if _inside(os.getcwd(), target):
+            raise OutputPathError(f"{flag}={path} holds the current folder; give another")
         parent, name = os.path.split(target)
         os.makedirs(parent, exist_ok=True)
         staging = os.path.join(parent, f".{name}.partial-{os.getpid()}")
@@ -305,6 +317,7 @@ class Paths:
     def shared_folder(self, flag: str, path: str) -> str:
         """A folder the command adds its own named files to and reuses (a data dir, a
         download dir): anything but a run folder or a file."""
+        _given(flag, path)
         self._collision(path, flag)
         if os.path.exists(path) and not os.path.isdir(path):
             raise OutputPathError(f"{flag}={path} is a file; give a folder")
@@ -316,6 +329,7 @@ class Paths:
     def run_folder(self, flag: str, path: str) -> str:
         """The output dir of t2t-trainer: new, empty, or a run folder (which the trainer
         checks is the same run). Refuses folders of other commands' or a user's files."""
+        _given(flag, path)
         self._collision(path, flag)
         if os.path.exists(path) and not os.path.isdir(path):
             raise OutputPathError(f"{flag}={path} is a file; give a folder")

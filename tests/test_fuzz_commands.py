@@ -336,7 +336,14 @@ def check(command: Command, template: str, drawn: dict[str, str]) -> list[str]:
         shutil.copytree(template, workspace, symlinks=True)
         argv = argv_of(command, workspace, drawn)
         before = digest_tree(workspace)
-        outcome = run_in_process(command.main, argv)
+        # In the workspace, so that a path that means "here" (an empty one did) can
+        # only damage the draw's copy, where it is seen.
+        cwd = os.getcwd()
+        os.chdir(workspace)
+        try:
+            outcome = run_in_process(command.main, argv)
+        finally:
+            os.chdir(cwd)
         after = digest_tree(workspace)
         declared = [os.path.normpath(p) for p in command.outputs(drawn) if p]
         problems = []

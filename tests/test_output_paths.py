@@ -137,3 +137,25 @@ def test_the_trainer_takes_new_empty_or_run_folders_only(tmp_path):
         write(os.path.join(staging, "a.png"))
     with pytest.raises(OutputPathError, match="holds the output of t2t-attention"):
         paths.run_folder("--output_dir", str(tmp_path / "pics"))
+
+
+def test_an_empty_path_or_the_current_folder_is_never_an_output(tmp_path, monkeypatch):
+    """An empty --output_dir once meant the current folder to one call and nothing to
+    another: t2t-avg-all replaced the folder it ran in (found by the fuzzer)."""
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "work.txt")
+    for flag, path in (("--output_dir", ""), ("--to", "  ")):
+        with pytest.raises(OutputPathError, match=f"{flag} is empty"):
+            with Paths("t2t-avg-all").output_folder(flag, path):
+                pass
+    with pytest.raises(OutputPathError, match="--decode_to_file is empty"):
+        produce(Paths("t2t-decoder"), "--decode_to_file", "")
+    with pytest.raises(OutputPathError, match="--reference is empty"):
+        Paths("t2t-bleu").input_file("--reference", "")
+    with Paths("t2t-attention").output_folder("--to", str(tmp_path / "pics")) as staging:
+        write(os.path.join(staging, "a.png"))
+    monkeypatch.chdir(tmp_path / "pics")
+    with pytest.raises(OutputPathError, match="holds the current folder"):
+        with Paths("t2t-attention").output_folder("--to", ".", replaces_own=True):
+            pass
+    assert sorted(os.listdir(tmp_path)) == ["pics", "work.txt"]
