@@ -33,8 +33,9 @@ setup(
         "matplotlib>=3.8",  # t2t-attention's heatmaps
         "tqdm>=4.60",  # progress bars on a terminal (tensorflow-datasets needs it already)
     ],
-    # Hypothesis: the property-based fuzzer of every command (tests/test_fuzz_commands.py).
-    extras_require={"test": ["pytest>=8", "hypothesis>=6.100"]},
+    # Hypothesis: the property-based fuzzer of every command (tests/test_fuzz_commands.py);
+    # pytest-xdist: the suite on both cores (pyproject.toml's addopts).
+    extras_require={"test": ["pytest>=8", "hypothesis>=6.100", "pytest-xdist>=3.5"]},
     entry_points={"console_scripts": [
         "t2t-trainer=t2t_lite.bin.t2t_trainer:main",
         "t2t-datagen=t2t_lite.bin.t2t_datagen:main",

@@ -3,6 +3,12 @@ without GPUs (this must happen before TensorFlow initialises its devices)."""
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One core a worker (pyproject.toml runs two): tiny models gain nothing from a
+    # second op thread, and two workers' threads fighting over two cores lose time.
+    # TensorFlow reads these in this process and in the commands tests start.
+    os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import tensorflow as tf  # noqa: E402
 
@@ -30,3 +36,9 @@ def two_cpu_strategy() -> tf.distribute.MirroredStrategy:
     one over the same devices in one process reuses collective instance keys, and
     TensorFlow aborts its first all-reduce with a "Shape mismatch in the collective"."""
     return tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    """The slow tests first: two workers stealing work then end at about one time,
+    instead of one worker starting the longest test as the other runs out."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -222,6 +222,7 @@ def test_decode_non_utf8_names_line_and_keeps_output(trained, tmp_path, capsys):
     assert target.read_text() == "precious\n"
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_from_its_checkpoint(trained, tmp_path):
     data_dir, _ = trained
     output_dir = tmp_path / "killed"

@@ -74,6 +74,7 @@ def assert_kept_and_resumable(capsys, caplog, output_dir: str, data_dir: str, er
     assert tf.train.latest_checkpoint(output_dir).endswith("ckpt-8")
 
 
+@pytest.mark.slow
 def test_a_patched_full_disk_keeps_the_last_checkpoint(tmp_path, capsys, caplog, monkeypatch):
     data_dir, output_dir = train_tiny(tmp_path)  # checkpoints 2 and 4
     with monkeypatch.context() as patch:
@@ -82,6 +83,7 @@ def test_a_patched_full_disk_keeps_the_last_checkpoint(tmp_path, capsys, caplog,
     assert_kept_and_resumable(capsys, caplog, output_dir, data_dir, error, failed_step=6)
 
 
+@pytest.mark.slow
 def test_a_full_tmpfs_keeps_the_last_checkpoint(tmp_path, capsys, caplog):
     mount = str(tmp_path / "tmpfs")
     if not mounted_tmpfs(mount, "64m"):

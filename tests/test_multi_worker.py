@@ -76,6 +76,7 @@ def trained(tmp_path_factory):
     return train_tiny(tmp_path_factory.mktemp("multi_worker"))
 
 
+@pytest.mark.slow
 def test_two_workers_agree_with_each_other_and_with_one_process(trained, tmp_path):
     data_dir, _ = trained
     results = run_workers(lambda i: [sys.executable, "-c", STEP_SCRIPT, data_dir,
@@ -93,6 +94,7 @@ def test_two_workers_agree_with_each_other_and_with_one_process(trained, tmp_pat
         np.testing.assert_allclose(weights[0][key], weights[2][key], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_only_the_chief_writes_and_a_killed_run_resumes(trained, tmp_path):
     data_dir, _ = trained
     output_dir = tmp_path / "run"
@@ -101,20 +103,18 @@ def test_only_the_chief_writes_and_a_killed_run_resumes(trained, tmp_path):
         return lambda i: [sys.executable, "-m", "t2t_lite.bin.t2t_trainer"] + COMMON + [
             f"--data_dir={data_dir}", f"--output_dir={output_dir}", f"--train_steps={steps}",
             "--save_checkpoints_steps=2", "--eval_every_steps=1000", "--log_every_steps=1"]
-    for code, _, err in run_workers(command(4)):
-        assert code == 0, err[-3000:]
-    names = sorted(os.listdir(output_dir))
-    assert "ckpt-2.index" in names and "ckpt-4.index" in names and "hparams.json" in names
-    assert ".worker_saves" not in names and ".trainer.lock" not in names
-    assert sorted(os.listdir(output_dir / "train")) and len(os.listdir(output_dir / "train")) == 1
-    # Kill worker 1 in the middle of a longer run; both are restarted and resume.
+    # Kill worker 1 in the middle of a run; both are restarted and resume.
     envs = worker_envs()
     processes = [subprocess.Popen(command(400)(i), env=env, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL) for i, env in enumerate(envs)]
     deadline = time.time() + 240
-    while tf.train.latest_checkpoint(str(output_dir)).endswith("ckpt-4"):
-        assert time.time() < deadline, "the second run wrote no checkpoint"
-        time.sleep(0.5)
+    def saved_step():
+        latest = tf.train.latest_checkpoint(str(output_dir))
+        return int(latest.rsplit("-", 1)[1]) if latest else 0
+
+    while saved_step() < 4:
+        assert time.time() < deadline, "the run wrote no second checkpoint"
+        time.sleep(0.2)
     processes[1].send_signal(signal.SIGKILL)
     for process in processes:  # worker 0 fails in its next collective, or is stopped
         try:
@@ -122,12 +122,17 @@ def test_only_the_chief_writes_and_a_killed_run_resumes(trained, tmp_path):
         except subprocess.TimeoutExpired:
             process.send_signal(signal.SIGKILL)
             process.wait()
-    saved = int(tf.train.latest_checkpoint(str(output_dir)).rsplit("-", 1)[1])
-    assert saved > 4
+    saved = saved_step()
+    assert saved >= 4
     for code, _, err in run_workers(command(saved + 2)):
         assert code == 0, err[-3000:]
         assert f"at step {saved}" in err
     assert tf.train.latest_checkpoint(str(output_dir)).endswith(f"ckpt-{saved + 2}")
+    # Only the chief wrote into the output dir: checkpoints, one event file a chief run.
+    names = sorted(os.listdir(output_dir))
+    assert "ckpt-2.index" in names and "hparams.json" in names
+    assert ".worker_saves" not in names and ".trainer.lock" not in names
+    assert len(os.listdir(output_dir / "train")) == 2
 
 
 WORKERS = {"worker": ["host1:2222", "host2:2222"]}

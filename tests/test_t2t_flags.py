@@ -97,6 +97,7 @@ def test_early_stopping_waits_for_its_patience():
     assert not any(EarlyStopping(0).should_stop(step, 9.0) for step in (1, 10**6))
 
 
+@pytest.mark.slow
 def test_schedules_train_and_evaluate(trained, capsys, caplog):
     data_dir, output_dir = trained
     flags = COMMON + [f"--data_dir={data_dir}", f"--output_dir={output_dir}"]

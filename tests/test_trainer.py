@@ -170,6 +170,7 @@ def test_training_traces_once_per_batch_shape_at_most(data_dir, tmp_path):
     assert trainer.step == 12 and len(traces) == 1
 
 
+@pytest.mark.slow
 def test_tiny_transformer_learns_to_reverse(data_dir, tmp_path):
     """The spine's acceptance test: >= 99% sequence accuracy on dev, then fresh
     random strings reversed with beam search as a user would decode them.
