@@ -31,6 +31,7 @@ import shutil
 from typing import Callable, Iterator
 
 MANIFEST = ".t2t-lite-outputs.json"
+TRAINER_LOCK = ".trainer.lock"  # training/output_lock.py's, in a run folder
 RUN_MARKERS = ("hparams.json", "checkpoint")
 _LOCK_PREFIX = ".t2t-lite-lock."
 
@@ -336,7 +337,8 @@ class Paths:
         outer = enclosing_run(os.path.dirname(real(path)))
         if outer:
             raise _inside_run(flag, path, outer)
-        if not os.path.isdir(path) or not os.listdir(path):
+        # A trainer killed right after taking its lock leaves the lock file alone.
+        if not os.path.isdir(path) or not set(os.listdir(path)) - {TRAINER_LOCK}:
             return path
         entry = _read_manifest(path).get(".")
         if entry:

@@ -126,6 +126,8 @@ def test_an_average_replaces_only_an_average_of_the_same_run(tmp_path):
 def test_the_trainer_takes_new_empty_or_run_folders_only(tmp_path):
     paths = Paths("t2t-trainer")
     assert paths.run_folder("--output_dir", str(tmp_path / "new"))
+    write(tmp_path / "killed_at_once" / ".trainer.lock", "pid 1")  # a lock, no run yet
+    assert paths.run_folder("--output_dir", str(tmp_path / "killed_at_once"))
     write(tmp_path / "run" / "hparams.json", "{}")
     assert paths.run_folder("--output_dir", str(tmp_path / "run"))
     write(tmp_path / "home" / "thesis.tex")

@@ -16,9 +16,8 @@ import json
 import os
 import socket
 
-from t2t_lite.output_paths import exclusive_lock
+from t2t_lite.output_paths import TRAINER_LOCK, exclusive_lock
 
-LOCK_FILE = ".trainer.lock"
 
 
 class OutputDirInUseError(OSError):
@@ -29,7 +28,7 @@ class OutputDirLock:
     """``with OutputDirLock(output_dir): train()``; raises ``OutputDirInUseError``."""
 
     def __init__(self, output_dir: str):
-        self.path = os.path.join(output_dir, LOCK_FILE)
+        self.path = os.path.join(output_dir, TRAINER_LOCK)
         self._held = contextlib.ExitStack()
 
     def acquire(self) -> None:
