@@ -19,7 +19,6 @@ import socket
 from t2t_lite.output_paths import TRAINER_LOCK, exclusive_lock
 
 
-
 class OutputDirInUseError(OSError):
     """Another live trainer holds the output dir."""
 
