@@ -90,7 +90,6 @@ def decode(argv: Sequence[str] | None) -> int:
     from t2t_lite.decoding import decoder
     from t2t_lite.decoding.likelihood import score_file
     from t2t_lite.metrics.scoring import score_decodes
-    from t2t_lite.training.checkpoints import restore_model
 
     paths = output_paths.Paths("t2t-decoder")
     paths.input_folder("--output_dir", args.output_dir)
@@ -107,8 +106,9 @@ def decode(argv: Sequence[str] | None) -> int:
     paths.input_folder("--data_dir", experiment.data_dir)
     hparams = decoder.decode_hparams(args.decode_hparams,
                                      experiment.problem.decode_hparams_defaults())
+    problem = experiment.problem
     if args.decode_interactive:
-        search, codecs, problem = _searcher(args, experiment, hparams)
+        search, codecs = _searcher(args, experiment, hparams)
         decoder.decode_interactive(search_fn=search, hparams=hparams,
                                    postprocess=problem.postprocess_decode, **codecs)
         return 0
@@ -117,16 +117,13 @@ def decode(argv: Sequence[str] | None) -> int:
     flag = "--decode_to_file" if args.decode_to_file else f"--decode_to_file (default {default})"
     with paths.output_file(flag, args.decode_to_file or default) as output_path:
         if args.score_file:
-            model = experiment.build_model()
-            restore_model(model, args.output_dir, args.checkpoint_path)
-            encoders = experiment.problem.feature_encoders(experiment.data_dir)
+            model, codecs = _restored(args, experiment)
             scores = score_file(model, args.score_file, batch_size=hparams.batch_size,
-                                max_length=decoder.input_length_limit(hparams, model),
-                                encoder=encoders["inputs"], target_encoder=encoders["targets"])
+                                max_length=decoder.input_length_limit(hparams, model), **codecs)
             write_lines_atomically(output_path, (f"{score:.6f}" for score in scores))
             print(f"scored {len(scores)} lines of {args.score_file} to {output_path}")
             return 0
-        search, codecs, problem = _searcher(args, experiment, hparams)
+        search, codecs = _searcher(args, experiment, hparams)
         started = time.perf_counter()
         outputs, references = decoder.decode_from_file(
             args.decode_from_file, output_path, search_fn=search, hparams=hparams,
@@ -142,28 +139,34 @@ def decode(argv: Sequence[str] | None) -> int:
     return 0
 
 
-def _searcher(args: argparse.Namespace, experiment: "Experiment", hparams: Any
-              ) -> tuple[Any, dict, Any]:
-    """The beam search over the restored model (and ensemble members), the problem's
-    codecs and the problem; sets ``hparams.max_input_length`` to what the model takes."""
-    from t2t_lite.decoding import decoder
-    from t2t_lite.decoding.ensemble import Ensemble
-    from t2t_lite.decoding.search_decoder import BeamSearchDecoder
+def _restored(args: argparse.Namespace, experiment: "Experiment") -> tuple[Any, dict]:
+    """The model with its checkpoint's weights, and the problem's two codecs."""
     from t2t_lite.training.checkpoints import restore_model
 
     model = experiment.build_model()
     restore_model(model, args.output_dir, args.checkpoint_path)
+    encoders = experiment.problem.feature_encoders(experiment.data_dir)
+    return model, {"encoder": encoders["inputs"], "target_encoder": encoders["targets"]}
+
+
+def _searcher(args: argparse.Namespace, experiment: "Experiment", hparams: Any
+              ) -> tuple[Any, dict]:
+    """The beam search over the restored model (and ensemble members) and the codecs;
+    sets ``hparams.max_input_length`` to what the model takes."""
+    from t2t_lite.decoding import decoder
+    from t2t_lite.decoding.ensemble import Ensemble
+    from t2t_lite.decoding.search_decoder import BeamSearchDecoder
+
+    model, codecs = _restored(args, experiment)
     hparams.max_input_length = decoder.input_length_limit(hparams, model)
-    problem = experiment.problem
-    encoders = problem.feature_encoders(experiment.data_dir)
-    codecs = {"encoder": encoders["inputs"], "target_encoder": encoders["targets"]}
     members = [ensemble_member(experiment, other_dir)
                for other_dir in filter(None, args.ensemble.split(","))]
+    problem = experiment.problem
     search = BeamSearchDecoder(Ensemble([model, *members]) if members else model,
                                hparams.beam_size, hparams.alpha,
                                constraint=problem.decode_constraint(experiment.data_dir),
                                jit_compile=experiment.hparams.xla)
-    return search, codecs, problem
+    return search, codecs
 
 
 def main(argv: Sequence[str] | None = None) -> int:
