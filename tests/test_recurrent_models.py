@@ -1,5 +1,6 @@
 """The RNN encoder-decoders: the decoding interface, attention weights, hparams sets,
 and each model learning a small task."""
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -12,6 +13,7 @@ from t2t_lite.hparam import HParamsError
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.base import NoAttentionError, shift_right
+from t2t_lite.precision import dtype_policy
 from t2t_lite.problems.algorithmic import AlgorithmicIdentityDecimal40
 from t2t_lite.training.trainer import TrainOptions, Trainer
 
@@ -232,3 +234,60 @@ def test_each_model_learns_to_copy(copy_data, tmp_path, name, overrides, target,
         if accuracy >= target:
             break
     assert accuracy >= target, (trainer.step, accuracy)
+
+
+def test_local_m_over_a_reversed_source_centres_on_the_sentence_position():
+    # Luong et al.'s local-m looks at p_t = t in the sentence; over a reversed source
+    # that position sits at the other end of the memory.
+    window = 2
+    model = make_model(LUONG, f"attention_score=general,attention_scope=local_m,"
+                              f"attention_window={window},reverse_source=true")
+    words = 30
+    inputs = tf.constant([[2 + i % 9 for i in range(words)] + [EOS_ID]])
+    targets = tf.constant([[3] * 12 + [EOS_ID]])
+    weights = model.attention_weights({"inputs": inputs,
+                                       "targets": targets})["encoder_decoder"][0, 0, 0].numpy()
+    for t in (0, 5, 11):
+        seen = np.flatnonzero(weights[t] > 0)
+        assert seen.min() >= t - window and seen.max() <= t + window, (t, seen)
+        assert weights[t].sum() == pytest.approx(1.0, abs=1e-5)
+
+
+PRECISION_CONFIGS = CONFIGS[:1] + CONFIGS[2:4] + CONFIGS[5:] + [
+    ("transformer", "num_encoder_layers=1,num_decoder_layers=1,hidden_size=8,filter_size=8,num_heads=2")]
+
+
+@pytest.mark.parametrize("dtype", ["mixed_bfloat16", "mixed_float16"])
+@pytest.mark.parametrize("name, overrides", PRECISION_CONFIGS,
+                         ids=[f"{m}[{o}]" for m, o in PRECISION_CONFIGS])
+def test_every_model_trains_a_step_and_decodes_under_a_mixed_dtype(name, overrides, dtype):
+    """Float32 variables, half-precision compute, float32 logits and weights; the
+    step's decode agrees with teacher forcing to half precision."""
+    hparams = (transformer_tiny().parse(overrides) if name == "transformer"
+               else small_hparams(overrides))
+    hparams.parse(f"dtype={dtype}")
+    with dtype_policy(dtype):
+        tf.keras.utils.set_random_seed(7)
+        model = registry.models[name](hparams, VOCAB)
+        features = {"inputs": INPUTS, "targets": TARGETS}
+        before = [v.numpy().copy() for v in model.trainable_variables]
+        optimizer = keras.optimizers.Adam(0.01)
+        with tf.GradientTape() as tape:
+            logits = model(features, training=True)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(TARGETS,
+                                                                                 logits))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                      model.trainable_variables))
+        assert logits.dtype == tf.float32 and np.isfinite(loss.numpy())
+        assert all(v.dtype == tf.float32 for v in model.trainable_variables)
+        assert any(not np.array_equal(b, v.numpy())
+                   for b, v in zip(before, model.trainable_variables))
+        if name != "transformer":  # its cache grows; the beam search below steps it
+            forced = model(features).numpy()
+            np.testing.assert_allclose(incremental_logits(model, INPUTS, TARGETS), forced,
+                                       atol=0.05 * np.abs(forced).max())
+        ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=0.6)(INPUTS, 7)
+        assert ids.shape[:2] == (3, 2) and np.isfinite(scores.numpy()[:, 0]).all()
+        if name != SEQ2SEQ:
+            weights = model.attention_weights(features)
+            assert all(w.dtype == tf.float32 for w in weights.values())

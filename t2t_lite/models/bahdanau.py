@@ -92,7 +92,8 @@ class LSTMSeq2seqAttentionBahdanau(AttentionSeq2Seq):
         state = self.encode(features["inputs"], training=training)
         embedded = self.embed_targets(features["targets"])
         steps = unroll(lambda x, t, s: self._step(x, t, s, training), embedded, state,
-                       ("output", "context", "weights"))
+                       {"output": self.compute_dtype, "context": self.compute_dtype,
+                        "weights": tf.float32})
         logits = self._logits(steps["output"], embedded, steps["context"], training)
         return logits, steps["weights"]
 

@@ -53,7 +53,8 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
                                    name="decoder")
         self.attention = RecurrentAttention(hparams.attention_score, hparams.attention_scope,
                                             hparams.attention_window, hparams.attention_size,
-                                            init, name="attention")
+                                            init, reversed_source=hparams.reverse_source,
+                                            name="attention")
         self.attentional = keras.layers.Dense(hidden, activation="tanh", use_bias=False,
                                               name="attentional",
                                               kernel_initializer=init.kernel)
@@ -97,7 +98,7 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
         embedded = self.embed_targets(features["targets"])
         if self.hparams.input_feeding:
             steps = unroll(lambda x, t, s: self._step(x, t, s, training), embedded, state,
-                       ("attentional", "weights"))
+                           {"attentional": self.compute_dtype, "weights": tf.float32})
             attentional, weights = steps["attentional"], steps["weights"]
         else:
             outputs, _ = self.decoder(

@@ -27,20 +27,21 @@ StepFn = Callable[[tf.Tensor, tf.Tensor, dict], tuple[dict, dict]]
 
 
 def unroll(step_fn: StepFn, inputs: tf.Tensor, state: dict,
-           output_keys: tuple[str, ...]) -> dict[str, tf.Tensor]:
+           output_dtypes: dict[str, tf.DType]) -> dict[str, tf.Tensor]:
     """Runs ``step_fn(x_t, t, state) -> (outputs, state)`` over inputs [B, T, D].
 
-    ``outputs`` is a dict of float32 tensors [B, ...] with ``output_keys``;
-    returns each stacked over time, [B, T, ...]. A ``tf.while_loop``, so that
-    teacher forcing runs exactly the decoding step of ``decode_step``.
+    ``outputs`` is a dict of tensors [B, ...] with the keys and dtypes of
+    ``output_dtypes`` (the compute dtype for states, float32 for attention
+    weights); returns each stacked over time, [B, T, ...]. A ``tf.while_loop``,
+    so that teacher forcing runs exactly the decoding step of ``decode_step``.
     """
     length = tf.shape(inputs)[1]
     time_major = tf.transpose(inputs, [1, 0, 2])
-    arrays = {key: tf.TensorArray(tf.float32, size=length) for key in output_keys}
+    arrays = {key: tf.TensorArray(dtype, size=length) for key, dtype in output_dtypes.items()}
 
     def body(t, state, arrays):
         outputs, state = step_fn(time_major[t], t, state)
-        return t + 1, state, {key: arrays[key].write(t, outputs[key]) for key in output_keys}
+        return t + 1, state, {key: array.write(t, outputs[key]) for key, array in arrays.items()}
 
     _, _, arrays = tf.while_loop(lambda t, *_: t < length, body, [tf.constant(0), state, arrays])
     stacked = {key: array.stack() for key, array in arrays.items()}  # [T, B, ...]
