@@ -24,20 +24,30 @@ Where the data is expected (``--tmp_dir`` of t2t-datagen):
 * ``parsing_english_ptb16k``: the Penn Treebank release (LDC99T42), as
   ``TMP_DIR/parsed/mrg/wsj/SS/wsj_SSNN.mrg`` (or ``TMP_DIR/SS/wsj_SSNN.mrg``);
   sections 02-21 train, 22 dev, 23 test.
-  ``parsing_english_ptb16k_lexical``: the same with lexicalized targets (below).
+  ``parsing_english_ptb16k_lexical``: the same with lexicalized targets (below);
+  ``parsing_english_ptb16k_tagged``: the same predicting POS tags (below).
 * ``parsing_english_ptb_semi32k``: the same, plus ``TMP_DIR/extra_trees.txt``,
   one bracketed tree a line (e.g. parser output over unlabelled sentences, as
   the paper's semi-supervised corpora), appended to the training split.
 * ``parsing_english_ptb_sample``: NLTK's WSJ sample as
   ``TMP_DIR/combined/wsj_NNNN.mrg`` (or ``TMP_DIR/wsj_NNNN.mrg``): train
   wsj_0001-0159, dev wsj_0160-0179, and dev again as test. For tests and CPU runs.
-  ``parsing_english_ptb_sample_lexical``: the same with lexicalized targets.
+  ``parsing_english_ptb_sample_lexical`` / ``_tagged``: the same with
+  lexicalized / POS-tag targets. ``parsing_english_ptb_sample_tune`` (and
+  ``_lexical_tune``, ``_tagged_tune``): the tuning slice, train wsj_0001-0149,
+  dev and test wsj_0150-0159, on which settings are chosen before a model is
+  trained on the full training range and scored on dev.
 
 Lexicalized targets (the ``_lexical`` problems) spell each word in its slot,
 ``(S (NP John ) (VP has ...``, instead of ``XX``; decoding may put only the
 next input word there. The decoder then sees where it is in the sentence
 instead of counting placeholders: on the treebank sample, a 20-minute model
 scores 69.8 F1 against 41.5 for ``XX`` after 60 minutes (README, Results).
+
+POS-tag targets (the ``_tagged`` problems) put each word's tag in its slot,
+``(S (NP NNP ) (VP VBZ ...``: the output is a complete tree,
+``(NP (DT the) (NN dog))``, scored by EVALB with its tagging accuracy; a slot
+may hold only one of the 45 PTB tags.
 
 Decoding follows the paper: beam 21, alpha 0.3, up to input length + 300
 tokens; the output is rebuilt over the input words and scored with EVALB.
@@ -73,14 +83,33 @@ EXTRA_TREES_FILENAME = "extra_trees.txt"
 PTB_PHRASE_LABELS = ("ADJP", "ADVP", "CONJP", "FRAG", "INTJ", "LST", "NAC", "NP", "NX", "PP",
                      "PRN", "PRT", "QP", "RRC", "S", "SBAR", "SBARQ", "SINV", "SQ", "UCP", "VP",
                      "WHADJP", "WHADVP", "WHNP", "WHPP", "X")
+# The 45 part-of-speech tags of the Penn Treebank (Marcus et al. 1993), punctuation included.
+PTB_POS_TAGS = frozenset((
+    "CC", "CD", "DT", "EX", "FW", "IN", "JJ", "JJR", "JJS", "LS", "MD", "NN", "NNS", "NNP",
+    "NNPS", "PDT", "POS", "PRP", "PRP$", "RB", "RBR", "RBS", "RP", "SYM", "TO", "UH", "VB",
+    "VBD", "VBG", "VBN", "VBP", "VBZ", "WDT", "WP", "WP$", "WRB", "#", "$", ".", ",", ":",
+    "-LRB-", "-RRB-", "``", "''"))
 
 
-def build_parsing_vocab(trees: Iterable[Tree], vocab_size_limit: int) -> TokenTextEncoder:
-    """The PTB's target tokens and those of ``trees``, then their words by frequency."""
+def build_parsing_vocab(trees: Iterable[Tree], vocab_size_limit: int,
+                        slot_token: SlotToken = SlotToken.PLACEHOLDER) -> TokenTextEncoder:
+    """The PTB's target tokens and those of ``trees``, then their words by frequency.
+
+    POS-tag targets hold every PTB tag; a tree with another tag is refused, as
+    decoding would never produce it."""
     tree_tokens = {OPEN + label for label in PTB_PHRASE_LABELS + (ROOT_LABEL,)}
     tree_tokens.update((CLOSE, WORD_SLOT))
+    if slot_token is SlotToken.POS:
+        tree_tokens.update(PTB_POS_TAGS)
     word_counts: collections.Counter[str] = collections.Counter()
     for tree in trees:
+        if slot_token is SlotToken.POS:
+            unknown = set(tree.tags()) - PTB_POS_TAGS
+            if unknown:
+                raise TreebankFormatError(
+                    f"POS tags outside the Penn Treebank's 45: {', '.join(sorted(unknown))} "
+                    f"in the tree of {' '.join(tree.words()[:8])!r}; the tagged problems "
+                    "predict PTB tags only")
         tree_tokens.update(linearize(tree))
         word_counts.update(tree.words())
     room = vocab_size_limit - NUM_RESERVED_IDS - len(tree_tokens) - 1   # 1: <UNK>
@@ -112,20 +141,16 @@ class ParsingProblem(Text2TextProblem):
     encoder_class = TokenTextEncoder
     eval_metric = "evalb"
     vocab_size_limit: int = 2**14
-    # Targets spell the words instead of XX (``SlotToken.WORD``).
-    lexical_targets: bool = False
-
-    @property
-    def slot_token(self) -> SlotToken:
-        """What fills a word slot of this problem's targets."""
-        return SlotToken.WORD if self.lexical_targets else SlotToken.PLACEHOLDER
+    # What fills a word slot of the targets: XX, the word (lexicalized), or its POS tag.
+    slot_token: SlotToken = SlotToken.PLACEHOLDER
 
     @abc.abstractmethod
     def split_trees(self, tmp_dir: str, split: str) -> Iterator[Tree]:
         """The preprocessed trees of ``split``, read from ``tmp_dir``; a clear error when absent."""
 
     def build_vocab(self, data_dir: str, tmp_dir: str) -> TokenTextEncoder:
-        return build_parsing_vocab(self.split_trees(tmp_dir, "train"), self.vocab_size_limit)
+        return build_parsing_vocab(self.split_trees(tmp_dir, "train"), self.vocab_size_limit,
+                                   self.slot_token)
 
     def generate_samples(self, data_dir: str, tmp_dir: str,
                          split: str) -> Iterator[dict[str, str]]:
@@ -145,14 +170,14 @@ class ParsingProblem(Text2TextProblem):
         counts = input_token_counts(self.dataset("train", data_dir), encoder.vocab_size)
         probabilities = unk_probabilities(counts, hparams.word_dropout, encoder.oov_id)
         target_words = None
-        if self.lexical_targets:
+        if self.slot_token is SlotToken.WORD:
             target_words = token_kinds(encoder.tokens, slot_token=self.slot_token) == Kind.WORD
         return word_dropout(probabilities, encoder.oov_id, target_words)
 
     def decode_constraint(self, data_dir: str) -> TreeConstraint:
         """Beam search produces only well-formed trees with one word slot per input word."""
         return TreeConstraint(self.feature_encoders(data_dir)["targets"].tokens,
-                              slot_token=self.slot_token)
+                              slot_token=self.slot_token, tags=PTB_POS_TAGS)
 
     def postprocess_decode(self, source_line: str, decoded: str) -> str:
         """The tree over ``source_line``'s words, on one line, from the decoded target text.
@@ -204,7 +229,14 @@ class ParsingEnglishPtb16k(ParsingProblem):
 class ParsingEnglishPtb16kLexical(ParsingEnglishPtb16k):
     """WSJ only, 16K vocabulary, lexicalized targets (see the module docstring)."""
 
-    lexical_targets = True
+    slot_token = SlotToken.WORD
+
+
+@register_problem
+class ParsingEnglishPtb16kTagged(ParsingEnglishPtb16k):
+    """WSJ only, 16K vocabulary, targets that predict each word's POS tag."""
+
+    slot_token = SlotToken.POS
 
 
 @register_problem
@@ -256,4 +288,39 @@ class ParsingEnglishPtbSample(ParsingProblem):
 class ParsingEnglishPtbSampleLexical(ParsingEnglishPtbSample):
     """The treebank sample with lexicalized targets (see the module docstring)."""
 
-    lexical_targets = True
+    slot_token = SlotToken.WORD
+
+
+@register_problem
+class ParsingEnglishPtbSampleTagged(ParsingEnglishPtbSample):
+    """The treebank sample with targets that predict each word's POS tag."""
+
+    slot_token = SlotToken.POS
+
+
+# The tuning slice: settings are compared on wsj_0150-0159 by models trained on
+# wsj_0001-0149, so that the dev figure (wsj_0160-0179) comes from settings it
+# never chose.
+TUNING_RANGES = {"train": ("wsj_0001", "wsj_0149"), "dev": ("wsj_0150", "wsj_0159"),
+                 "test": ("wsj_0150", "wsj_0159")}
+
+
+@register_problem
+class ParsingEnglishPtbSampleTune(ParsingEnglishPtbSample):
+    """The treebank sample's tuning slice: train wsj_0001-0149, dev (and test) wsj_0150-0159."""
+
+    split_ranges = TUNING_RANGES
+
+
+@register_problem
+class ParsingEnglishPtbSampleLexicalTune(ParsingEnglishPtbSampleLexical):
+    """The tuning slice with lexicalized targets."""
+
+    split_ranges = TUNING_RANGES
+
+
+@register_problem
+class ParsingEnglishPtbSampleTaggedTune(ParsingEnglishPtbSampleTagged):
+    """The tuning slice with POS-tag targets."""
+
+    split_ranges = TUNING_RANGES

@@ -9,11 +9,14 @@ from t2t_lite import registry
 from t2t_lite.hparams.parsing import (transformer_parsing, transformer_parsing_small,
                                       transformer_parsing_tiny)
 from t2t_lite.metrics.scoring import score_decodes
-from t2t_lite.parsing.linearize import delinearize, linearize, with_placeholder_tags
+from t2t_lite.parsing.linearize import (Kind, SlotToken, delinearize, linearize, token_kinds,
+                                        with_placeholder_tags)
 from t2t_lite.parsing.tree_constraint import TreeConstraint
 from t2t_lite.parsing.trees import TreebankFormatError, parse_trees, preprocess, read_treebank
-from t2t_lite.problems.parsing import (ParsingEnglishPtb16k, ParsingEnglishPtbSample,
-                                       ParsingEnglishPtbSampleLexical, ParsingEnglishPtbSemi32k)
+from t2t_lite.problems.parsing import (PTB_POS_TAGS, ParsingEnglishPtb16k,
+                                       ParsingEnglishPtbSample, ParsingEnglishPtbSampleLexical,
+                                       ParsingEnglishPtbSampleTaggedTune,
+                                       ParsingEnglishPtbSemi32k, build_parsing_vocab)
 from treebank_files import TREES, write_ldc_layout
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -39,14 +42,20 @@ def sample_data_dir(tmp_path_factory):
 
 
 def test_registered_with_the_papers_decode_settings_and_hparams():
-    for name, limit, lexical in [("parsing_english_ptb16k", 2**14, False),
-                                 ("parsing_english_ptb16k_lexical", 2**14, True),
-                                 ("parsing_english_ptb_semi32k", 2**15, False),
-                                 ("parsing_english_ptb_sample", 2**13, False),
-                                 ("parsing_english_ptb_sample_lexical", 2**13, True)]:
+    xx, word, pos = SlotToken.PLACEHOLDER, SlotToken.WORD, SlotToken.POS
+    for name, limit, slot in [("parsing_english_ptb16k", 2**14, xx),
+                              ("parsing_english_ptb16k_lexical", 2**14, word),
+                              ("parsing_english_ptb16k_tagged", 2**14, pos),
+                              ("parsing_english_ptb_semi32k", 2**15, xx),
+                              ("parsing_english_ptb_sample", 2**13, xx),
+                              ("parsing_english_ptb_sample_lexical", 2**13, word),
+                              ("parsing_english_ptb_sample_tagged", 2**13, pos),
+                              ("parsing_english_ptb_sample_tune", 2**13, xx),
+                              ("parsing_english_ptb_sample_lexical_tune", 2**13, word),
+                              ("parsing_english_ptb_sample_tagged_tune", 2**13, pos)]:
         problem = registry.problems[name]()
         assert problem.name == name and problem.vocab_size_limit == limit
-        assert problem.lexical_targets == lexical
+        assert problem.slot_token is slot
         assert problem.decode_hparams_defaults() == {"beam_size": 21, "alpha": 0.3,
                                                      "extra_length": 300}
     hparams = transformer_parsing()
@@ -199,3 +208,41 @@ def test_lexical_sample_problem_spells_words_and_rebuilds_gold_trees(tmp_path):
     assert problem.postprocess_decode(source, target) == (
         "(S (NP (XX Kim)) (VP (XX runs) (ADVP (XX fast))) (XX .))")
     assert problem.decode_constraint(data_dir).lexical
+
+
+@needs_sample
+def test_tagged_tuning_slice_predicts_real_tags_on_files_dev_never_sees(tmp_path):
+    problem = ParsingEnglishPtbSampleTaggedTune()
+    data_dir = str(tmp_path / "data")
+    problem.generate_data(data_dir, SAMPLE_DIR)
+    train_trees = list(problem.split_trees(SAMPLE_DIR, "train"))
+    tune_trees = list(problem.split_trees(SAMPLE_DIR, "dev"))
+    dev_words = {" ".join(t.words()) for t in ParsingEnglishPtbSample().split_trees(SAMPLE_DIR,
+                                                                                     "dev")}
+    # wsj_0001-0149 / wsj_0150-0159: neither part holds a sentence of the dev range.
+    assert len(train_trees) > 3000 and 100 < len(tune_trees) < 500
+    assert not dev_words & {" ".join(t.words()) for t in train_trees + tune_trees}
+    source, target = examples(problem, data_dir, "dev")[0]
+    assert target.split() == linearize(tune_trees[0], SlotToken.POS)
+    assert "XX" not in target.split() and set(target.split()) & {"NN", "DT", "NNP"}
+    # Decoding puts only tags in word slots, and the output tree carries them.
+    vocab = problem.feature_encoders(data_dir)["targets"].tokens
+    slots = {vocab[i] for i in range(len(vocab))
+             if token_kinds(vocab, slot_token=SlotToken.POS, tags=PTB_POS_TAGS)[i] == Kind.WORD}
+    assert slots == PTB_POS_TAGS
+    assert problem.decode_constraint(data_dir).vocab_size == len(vocab)
+    assert problem.postprocess_decode("the dog", "(NP DT NN )") == "(NP (DT the) (NN dog))"
+    golds = [str(tree) for tree in tune_trees[:30]]
+    tests = [problem.postprocess_decode(" ".join(tree.words()),
+                                        " ".join(linearize(tree, SlotToken.POS)))
+             for tree in tune_trees[:30]]
+    report = score_decodes(problem, golds, tests)
+    assert "Bracketing FMeasure       = 100.00" in report and "Tagging accuracy          = 100.00" in report
+
+
+def test_tagged_vocabulary_refuses_a_tag_outside_the_treebanks():
+    trees = parse_trees("(S (NP (NNX Birds)) (VP (VBP sing)))")
+    with pytest.raises(TreebankFormatError, match="POS tags outside the Penn Treebank's 45: NNX"):
+        build_parsing_vocab(trees, 100, SlotToken.POS)
+    assert "NN" in build_parsing_vocab(parse_trees("(S (NP (NNS Birds)))"), 100,
+                                       SlotToken.POS).tokens

@@ -44,7 +44,7 @@ constituent); ``delinearize`` then closes the innermost one.
 from __future__ import annotations
 
 import enum
-from typing import Sequence
+from typing import Collection, Sequence
 
 import numpy as np
 
@@ -108,15 +108,20 @@ def with_placeholder_tags(tree: Tree) -> Tree:
     return replace_tags(tree, [WORD_SLOT] * len(tree.preterminals()))
 
 
-def token_kind(token: str, slot_token: SlotToken = SlotToken.PLACEHOLDER) -> Kind:
+def token_kind(token: str, slot_token: SlotToken = SlotToken.PLACEHOLDER,
+               tags: Collection[str] = ()) -> Kind:
     """The kind of one target token (EOS is an id, not a token string, so never returned).
 
-    Unless slot tokens are placeholders, every token that is not a bracket fills a word slot.
+    A word slot is filled by ``XX`` (placeholders), by one of ``tags`` when given
+    (POS tags: a vocabulary shared with the input words must not let a word pass
+    for a tag), or else by any token that is not a bracket.
     """
     if token.startswith(OPEN):
         return Kind.OPEN if len(token) > len(OPEN) else Kind.OTHER
     if token.startswith(CLOSE):
         return Kind.CLOSE
+    if slot_token is SlotToken.POS and tags:
+        return Kind.WORD if token in tags else Kind.OTHER
     if token == WORD_SLOT or (slot_token is not SlotToken.PLACEHOLDER and token):
         return Kind.WORD
     return Kind.OTHER
@@ -163,9 +168,11 @@ def delinearize(tokens: Sequence[str] | str, words: Sequence[str],
 
 
 def token_kinds(vocab: Sequence[str], eos_id: int = EOS_ID, pad_id: int = PAD_ID,
-                slot_token: SlotToken = SlotToken.PLACEHOLDER) -> np.ndarray:
-    """int32[V]: the ``Kind`` of each vocabulary id (``vocab[i]`` is the token of id i)."""
-    kinds = np.array([token_kind(token, slot_token) for token in vocab], dtype=np.int32)
+                slot_token: SlotToken = SlotToken.PLACEHOLDER,
+                tags: Collection[str] = ()) -> np.ndarray:
+    """int32[V]: the ``Kind`` of each vocabulary id (``vocab[i]`` is the token of id i);
+    ``tags``: the POS tags a slot may hold (``SlotToken.POS`` only)."""
+    kinds = np.array([token_kind(token, slot_token, tags) for token in vocab], dtype=np.int32)
     kinds[pad_id] = Kind.OTHER
     kinds[eos_id] = Kind.EOS
     return kinds
@@ -210,9 +217,10 @@ class LinearizationConstraint:
     """
 
     def __init__(self, num_words: int, vocab: Sequence[str], eos_id: int = EOS_ID,
-                 pad_id: int = PAD_ID, slot_token: SlotToken = SlotToken.PLACEHOLDER):
+                 pad_id: int = PAD_ID, slot_token: SlotToken = SlotToken.PLACEHOLDER,
+                 tags: Collection[str] = ()):
         self.num_words = num_words
-        self.kinds = token_kinds(vocab, eos_id, pad_id, slot_token)
+        self.kinds = token_kinds(vocab, eos_id, pad_id, slot_token, tags)
         self.words_placed = 0
         self.open_depth = 0
         self.last_was_open = False

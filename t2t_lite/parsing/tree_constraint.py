@@ -14,7 +14,7 @@ for why).
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Collection, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -54,6 +54,9 @@ class TreeConstraint:
     input tokens are whole words: the number of words of an input row is its
     number of ids other than PAD and EOS.
 
+    With ``SlotToken.POS`` a word slot takes one of ``tags`` (never an input word
+    of the shared vocabulary).
+
     With ``SlotToken.WORD`` (lexicalized targets, which spell the words) a word
     slot allows only the id of the next input word, so the output copies the
     input exactly, and that id is scored with the model's whole word mass
@@ -70,8 +73,8 @@ class TreeConstraint:
     """
 
     def __init__(self, vocab: Sequence[str], eos_id: int = EOS_ID, pad_id: int = PAD_ID,
-                 slot_token: SlotToken = SlotToken.PLACEHOLDER):
-        kinds = token_kinds(vocab, eos_id, pad_id, slot_token)
+                 slot_token: SlotToken = SlotToken.PLACEHOLDER, tags: Collection[str] = ()):
+        kinds = token_kinds(vocab, eos_id, pad_id, slot_token, tags)
         missing = [kind.name for kind in (Kind.OPEN, Kind.WORD, Kind.CLOSE)
                    if not np.any(kinds == kind)]
         if missing:
