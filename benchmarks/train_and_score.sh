@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Train PROBLEM for MINUTES minutes on this machine (HPARAMS_SET with the
+# Train PROBLEM for MINUTES minutes on this machine, or TRAIN_STEPS steps if
+# that comes first (a step budget holds on a machine shared with other work;
+# HPARAMS_SET with the
 # overrides in HPARAMS, if any; a checkpoint every SAVE_STEPS steps, default
 # 500), average the last AVERAGE (default 5) checkpoints, decode
 # EVAL_SPLIT with beam search and print the problem's score
@@ -9,6 +11,7 @@
 set -euo pipefail
 : "${PROBLEM:?}" "${HPARAMS_SET:?}" "${RAW_DIR:?}" "${EVAL_SPLIT:?}"
 MINUTES=${MINUTES:-60}
+TRAIN_STEPS=${TRAIN_STEPS:-1000000}
 ROOT=${ROOT:-runs/$PROBLEM}
 DECODE=${DECODE:-batch_size=32}
 SAVE_STEPS=${SAVE_STEPS:-500}
@@ -21,7 +24,7 @@ read -r src ref < <(t2t-datagen --problem="$PROBLEM" --data_dir="$ROOT/data" \
     awk '/^eval files:/ {print $3, $4}')
 t2t-trainer --problem="$PROBLEM" --model=transformer --hparams_set="$HPARAMS_SET" \
     --hparams="$HPARAMS" \
-    --data_dir="$ROOT/data" --output_dir="$ROOT/train" --train_steps=1000000 \
+    --data_dir="$ROOT/data" --output_dir="$ROOT/train" --train_steps="$TRAIN_STEPS" \
     --train_minutes="$MINUTES" --save_checkpoints_steps="$SAVE_STEPS" --keep_checkpoint_max=60 \
     --eval_every_steps=1000 --eval_batches=20
 trained=$(date +%s)
