@@ -37,7 +37,7 @@ Lexicalized targets (the ``_lexical`` problems) spell each word in its slot,
 ``(S (NP John ) (VP has ...``, instead of ``XX``; decoding may put only the
 next input word there. The decoder then sees where it is in the sentence
 instead of counting placeholders: on the treebank sample, a 20-minute model
-scores 69.8 F1 against 41.5 for ``XX`` after 60 minutes (README, Results).
+scores 69.8 F1 against 41.5 for ``XX`` after 60 minutes (docs/RESULTS.md).
 
 Decoding follows the paper: beam 21, alpha 0.3, up to input length + 300
 tokens; the output is rebuilt over the input words and scored with EVALB.
