@@ -3,7 +3,7 @@ import pytest
 
 from t2t_lite import registry
 from t2t_lite.builtins import load_builtins
-from t2t_lite.data.encoders import EOS_ID
+from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.problems.algorithmic import (AlgorithmicAdditionDecimal40,
                                            AlgorithmicIdentityDecimal40,
                                            AlgorithmicReverseBinary40)

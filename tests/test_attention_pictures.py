@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.data.encoders import EOS_ID, ByteTextEncoder, TokenTextEncoder
+from t2t_lite.contracts.reserved_ids import EOS_ID
+from t2t_lite.data.encoders import ByteTextEncoder, TokenTextEncoder
 from t2t_lite.decoding.attention_maps import attention_maps, best_decode
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.hparams.lstm import lstm_attention_base

@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.builtins import load_builtins
-from t2t_lite.data.encoders import EOS_ID, PAD_ID
+from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.experiment import Experiment
 from t2t_lite.hparam import HParamsError

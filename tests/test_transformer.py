@@ -7,12 +7,13 @@ import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.builtins import load_builtins
+from t2t_lite.contracts.decode_state import decode_loop_shapes
 from t2t_lite.data.encoders import TokenTextEncoder
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder, cache_lengths
 from t2t_lite.decoding.decoder import decode_lines
 from t2t_lite.hparams.transformer import transformer_base, transformer_big, transformer_tiny
 from t2t_lite.layers.embedding import sinusoid_position_encoding
-from t2t_lite.models.base import Seq2SeqModel, decode_loop_shapes, shift_right
+from t2t_lite.models.base import Seq2SeqModel, shift_right
 from t2t_lite.models.transformer import Transformer
 
 VOCAB = 20
