@@ -2,17 +2,14 @@
 that register themselves when their modules are imported.
 
 This module stands above all four, so that ``registry.py`` (the ground floor every
-one of them registers with) names none of them. Like ``registry.import_usr_dir``
-for a user's package, it imports them by name when a command asks.
+one of them registers with) names none of them.
 """
 from __future__ import annotations
 
-import importlib
-
 
 def load_builtins() -> None:
-    """Imports the library's own problems, models, hparams sets and metrics."""
-    importlib.import_module("t2t_lite.problems")
-    importlib.import_module("t2t_lite.models")
-    importlib.import_module("t2t_lite.hparams")
-    importlib.import_module("t2t_lite.metrics.scoring")
+    """Registers the library's own problems, models, hparams sets and metrics."""
+    # Imported on call, not with this module: each import registers its names,
+    # and a command asks for them once its flags are read (bin/common.py).
+    from t2t_lite import hparams, models, problems  # noqa: F401
+    from t2t_lite.metrics import scoring  # noqa: F401
