@@ -53,7 +53,8 @@ from typing import Iterable, Iterator
 
 import tensorflow as tf
 
-from t2t_lite.data.encoders import NUM_RESERVED_IDS, RESERVED_TOKENS, TokenTextEncoder
+from t2t_lite.contracts.reserved_ids import NUM_RESERVED_IDS
+from t2t_lite.data.encoders import RESERVED_TOKENS, TokenTextEncoder
 from t2t_lite.data.problem import Text2TextProblem
 from t2t_lite.data.text_files import iter_utf8_lines
 from t2t_lite.data.word_dropout import (Augment, input_token_counts, unk_probabilities,
