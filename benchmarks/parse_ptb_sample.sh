@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The parsing result of the README: train on wsj_0001-wsj_0159 of the treebank
+# The parsing result of docs/RESULTS.md: train on wsj_0001-wsj_0159 of the treebank
 # sample for an hour with word dropout (alpha 0.25) and a checkpoint every 200
 # steps, average the last 10, decode wsj_0160-wsj_0179 with the problem's decode
 # settings (beam 21, alpha 0.3, extra_length 300, constrained to well-formed

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's comparison of the Transformer with the RNN models it replaced:
+# The comparison (docs/RESULTS.md) of the Transformer with the RNN models it replaced:
 # every model of each suite trained for the same wall-clock budget on this
 # machine, alone (MINUTES, 30 by default), its last 5 checkpoints (one every
 # 1.5 minutes) averaged, then decoded and scored. Multi30k En->De first

@@ -33,6 +33,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from t2t_lite import registry  # noqa: E402
+from t2t_lite.builtins import load_builtins  # noqa: E402
 from t2t_lite.bin import common  # noqa: E402
 from t2t_lite.data.problem import Problem  # noqa: E402
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder  # noqa: E402
@@ -99,7 +100,7 @@ def main() -> None:
     args = p.parse_args()
     if args.intra_op_parallelism_threads:
         tf.config.threading.set_intra_op_parallelism_threads(args.intra_op_parallelism_threads)
-    registry.load_builtins()
+    load_builtins()
     only = set(args.only.split(","))
     rng = np.random.default_rng(0)
     hparams = registry.hparams_sets[f"transformer_{args.shape}"]()

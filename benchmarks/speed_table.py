@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README's Speed table: t2t-lite beside PyTorch, HF generate() and CTranslate2,
+"""The Speed tables of docs/SPEED.md: t2t-lite beside PyTorch, HF generate() and CTranslate2,
 every cell measured in this sitting, one process per cell, nothing else running.
 
     python benchmarks/speed_table.py --peers_python=peers-venv/bin/python

@@ -20,7 +20,7 @@ import tempfile
 import time
 
 from t2t_lite import experiment as experiment_lib
-from t2t_lite import registry
+from t2t_lite.builtins import load_builtins
 from t2t_lite.decoding import decoder
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.metrics.scoring import score_decodes
@@ -58,7 +58,7 @@ def main() -> None:
                         help="which report line to rank by (default: the metric's first)")
     args = parser.parse_args()
 
-    registry.load_builtins()
+    load_builtins()
     experiment = experiment_lib.resolve(None, None, None, "", None, args.output_dir,
                                         must_exist=True)
     problem = experiment.problem

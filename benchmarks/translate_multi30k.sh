@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Multi30k result of the README: 80 minutes of training on this machine,
+# The Multi30k result of docs/RESULTS.md: 80 minutes of training on this machine,
 # last 5 checkpoints averaged, test_2016_flickr decoded with beam 4, BLEU printed.
 #
 #   bash benchmarks/translate_multi30k.sh                    # En->De

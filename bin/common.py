@@ -164,7 +164,8 @@ def load_registrations(args: argparse.Namespace) -> bool:
     Returns True when the command should stop (``--registry_help``).
     """
     from t2t_lite import registry
-    registry.load_builtins()
+    from t2t_lite.builtins import load_builtins
+    load_builtins()
     if args.t2t_usr_dir:
         registry.import_usr_dir(args.t2t_usr_dir)
     if args.registry_help:

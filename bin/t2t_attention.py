@@ -58,11 +58,11 @@ def draw(argv: Sequence[str] | None) -> int:
 def _draw(args: argparse.Namespace, experiment: Any, folder: str) -> int:
     """Decodes (unless --target is given) and writes the pictures and the page into
     ``folder``; returns the number of PNGs."""
-    from t2t_lite.decoding import attention_maps
     from t2t_lite.decoding.decoder import decode_hparams, input_length_limit
     from t2t_lite.decoding.search_decoder import BeamSearchDecoder
     from t2t_lite.models.base import NoAttentionError
     from t2t_lite.training.checkpoints import restore_model
+    from t2t_lite.visualization import attention_maps
     from t2t_lite.visualization.attention_page import write_page
     from t2t_lite.visualization.heatmaps import write_heatmaps
 

@@ -59,7 +59,7 @@ def parser() -> argparse.ArgumentParser:
     common.refuse_flag(p, "--worker_gpu", "every local GPU is used (MirroredStrategy); "
                        "choose them with CUDA_VISIBLE_DEVICES")
     common.refuse_flag(p, "--worker_replicas", "workers come from TF_CONFIG "
-                       "(MultiWorkerMirroredStrategy); see the README's cluster section",
+                       "(MultiWorkerMirroredStrategy); see docs/CLUSTER.md",
                        harmless=("1",))
     common.refuse_flag(p, "--ps_replicas", "there are no parameter servers: workers "
                        "all-reduce (MultiWorkerMirroredStrategy from TF_CONFIG)",

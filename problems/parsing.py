@@ -42,7 +42,7 @@ Lexicalized targets (the ``_lexical`` problems) spell each word in its slot,
 ``(S (NP John ) (VP has ...``, instead of ``XX``; decoding may put only the
 next input word there. The decoder then sees where it is in the sentence
 instead of counting placeholders: on the treebank sample, a 20-minute model
-scores 69.8 F1 against 41.5 for ``XX`` after 60 minutes (README, Results).
+scores 69.8 F1 against 41.5 for ``XX`` after 60 minutes (docs/RESULTS.md).
 
 POS-tag targets (the ``_tagged`` problems) put each word's tag in its slot,
 ``(S (NP NNP ) (VP VBZ ...``: the output is a complete tree,
@@ -63,7 +63,8 @@ from typing import Iterable, Iterator
 
 import tensorflow as tf
 
-from t2t_lite.data.encoders import NUM_RESERVED_IDS, RESERVED_TOKENS, TokenTextEncoder
+from t2t_lite.contracts.reserved_ids import NUM_RESERVED_IDS
+from t2t_lite.data.encoders import RESERVED_TOKENS, TokenTextEncoder
 from t2t_lite.data.problem import Text2TextProblem
 from t2t_lite.data.text_files import iter_utf8_lines
 from t2t_lite.data.word_dropout import (Augment, input_token_counts, unk_probabilities,

@@ -1,7 +1,7 @@
 """Where a command may write: every t2t-* command declares what it reads and
 claims every path it writes here, before it does any work.
 
-The rules (README, "Reliability"):
+The rules (docs/RELIABILITY.md):
 
 * An output is never a path the same command reads (compared after resolving
   links): neither a file it reads nor a folder it reads (a run, a data dir), nor

@@ -5,7 +5,9 @@ class or function name unless given explicitly (``TranslateEndeWmt32k`` ->
 ``translate_ende_wmt32k``). Looking up an unknown name raises a ``KeyError``
 that lists everything registered, grouped by name prefix, so a typo is easy to
 spot. ``import_usr_dir`` imports a user's own package so its registrations
-appear without touching the library.
+appear without touching the library. The library's own registrations are
+loaded by ``t2t_lite.builtins``: this module is the ground floor they all
+register with, so it names none of them.
 """
 from __future__ import annotations
 
@@ -98,14 +100,6 @@ register_problem = problems.register
 register_model = models.register
 register_hparams = hparams_sets.register
 register_metric = metrics.register
-
-
-def load_builtins() -> None:
-    """Imports the library's own problems, models, hparams sets and metrics."""
-    importlib.import_module("t2t_lite.problems")
-    importlib.import_module("t2t_lite.models")
-    importlib.import_module("t2t_lite.hparams")
-    importlib.import_module("t2t_lite.metrics.scoring")
 
 
 def import_usr_dir(usr_dir: str) -> None:

@@ -1,4 +1,4 @@
-"""The bad-input table (the README's "Reliability" list): each row a command, its
+"""The bad-input table (docs/RELIABILITY.md, "Every bad input"): each row a command, its
 flags in a workspace (tests/test_bad_input.py builds it) and what its one error line
 says. Rows are added here; the tests that run them are in test_bad_input.py."""
 from __future__ import annotations

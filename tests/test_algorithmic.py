@@ -2,7 +2,8 @@
 import pytest
 
 from t2t_lite import registry
-from t2t_lite.data.encoders import EOS_ID
+from t2t_lite.builtins import load_builtins
+from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.problems.algorithmic import (AlgorithmicAdditionDecimal40,
                                            AlgorithmicIdentityDecimal40,
                                            AlgorithmicReverseBinary40)
@@ -22,7 +23,7 @@ def _small(problem_class, train=300):
 
 
 def test_registered_names():
-    registry.load_builtins()
+    load_builtins()
     for name, cls in [("algorithmic_reverse_binary40", AlgorithmicReverseBinary40),
                       ("algorithmic_identity_decimal40", AlgorithmicIdentityDecimal40),
                       ("algorithmic_addition_decimal40", AlgorithmicAdditionDecimal40)]:

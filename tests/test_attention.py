@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.models.base import decode_loop_shapes
+from t2t_lite.contracts.decode_state import decode_loop_shapes
 from t2t_lite.layers.attention import (MASK_VALUE, CrossAttention, SelfAttention, causal_bias,
                                        padding_bias)
 

@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.data.encoders import EOS_ID, ByteTextEncoder, TokenTextEncoder
-from t2t_lite.decoding.attention_maps import attention_maps, best_decode
+from t2t_lite.contracts.reserved_ids import EOS_ID
+from t2t_lite.data.encoders import ByteTextEncoder, TokenTextEncoder
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.luong import LSTMSeq2seqAttentionLuong
 from t2t_lite.models.transformer import Transformer
+from t2t_lite.visualization.attention_maps import attention_maps, best_decode
 from t2t_lite.visualization.attention_page import write_page
 from t2t_lite.visualization.heatmaps import write_heatmaps
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.data.encoders import EOS_ID, PAD_ID
+from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.decoding.beam_search import beam_search, greedy_search
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from toy_models import ScriptedModel, ToyRecurrentModel

@@ -138,7 +138,7 @@ def constant_model_checkpoint(output_dir, folder):
     import tensorflow as tf
 
     from t2t_lite import experiment as experiment_lib
-    from t2t_lite.data.encoders import EOS_ID
+    from t2t_lite.contracts.reserved_ids import EOS_ID
     from t2t_lite.training.checkpoints import model_variables, restore_model
     experiment = experiment_lib.resolve(None, None, None, "", None, output_dir, must_exist=True)
     model = experiment.build_model()

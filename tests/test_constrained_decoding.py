@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.data.encoders import EOS_ID, PAD_ID, TokenTextEncoder
+from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
+from t2t_lite.data.encoders import TokenTextEncoder
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny

@@ -5,7 +5,8 @@ import os
 import numpy as np
 import pytest
 
-from t2t_lite.data.encoders import EOS_ID, ByteTextEncoder, TokenTextEncoder
+from t2t_lite.contracts.reserved_ids import EOS_ID
+from t2t_lite.data.encoders import ByteTextEncoder, TokenTextEncoder
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.decoding.decoder import (decode_from_file, decode_hparams, decode_interactive,
                                        decode_lines, input_length_limit)

@@ -1,8 +1,8 @@
 """Tests for t2t_lite.data.encoders: reserved ids, round trips, vocabulary files."""
 import pytest
 
-from t2t_lite.data.encoders import (EOS_ID, NUM_RESERVED_IDS, PAD_ID, ByteTextEncoder,
-                                    TokenTextEncoder, trim_ids)
+from t2t_lite.contracts.reserved_ids import EOS_ID, NUM_RESERVED_IDS, PAD_ID
+from t2t_lite.data.encoders import ByteTextEncoder, TokenTextEncoder, trim_ids
 
 
 def test_reserved_ids():

@@ -3,6 +3,7 @@ import json
 import pytest
 
 from t2t_lite import registry
+from t2t_lite.builtins import load_builtins
 from t2t_lite.experiment import resolve
 from t2t_lite.hparam import (HParams, HParamsError, at_least, between, fraction, off_or_above,
                              one_of, positive)
@@ -153,7 +154,7 @@ def test_json_never_holds_nan():
 
 
 def test_every_registered_set_declares_every_key_within_its_range():
-    registry.load_builtins()
+    load_builtins()
     assert len(registry.hparams_sets.names()) >= 30
     for name in registry.hparams_sets.names():
         hparams = registry.hparams_sets[name]().check()

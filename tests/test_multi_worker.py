@@ -23,12 +23,13 @@ import sys
 import numpy as np
 import tensorflow as tf
 from t2t_lite import registry
+from t2t_lite.builtins import load_builtins
 from t2t_lite.experiment import Experiment
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.training.distribute import make_strategy
 from t2t_lite.training.trainer import TrainOptions, Trainer
 strategy = make_strategy()
-registry.load_builtins()
+load_builtins()
 registry.import_usr_dir(sys.argv[3])
 hparams = transformer_tiny().parse("hidden_size=16,filter_size=32,num_heads=2,"
                                    "layer_prepostprocess_dropout=0.0,clip_grad_norm=0.01")

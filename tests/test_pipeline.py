@@ -4,7 +4,7 @@ import random
 import pytest
 import tensorflow as tf
 
-from t2t_lite.data.encoders import EOS_ID, PAD_ID
+from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.data.pipeline import batch_examples, bucket_upper_lengths
 
 

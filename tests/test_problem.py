@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from t2t_lite import registry
-from t2t_lite.data.encoders import EOS_ID, ByteTextEncoder, TokenTextEncoder
+from t2t_lite.contracts.reserved_ids import EOS_ID
+from t2t_lite.data.encoders import ByteTextEncoder, TokenTextEncoder
 from t2t_lite.data.problem import Text2TextProblem
 from t2t_lite.data.tfrecords import CorruptShardError
 

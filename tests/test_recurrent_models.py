@@ -6,7 +6,8 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite import registry
-from t2t_lite.data.encoders import EOS_ID, PAD_ID
+from t2t_lite.builtins import load_builtins
+from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.experiment import Experiment
 from t2t_lite.hparam import HParamsError
@@ -17,7 +18,7 @@ from t2t_lite.precision import dtype_policy
 from t2t_lite.problems.algorithmic import AlgorithmicIdentityDecimal40
 from t2t_lite.training.trainer import TrainOptions, Trainer
 
-registry.load_builtins()
+load_builtins()
 
 VOCAB = 12
 INPUTS = tf.constant([[3, 4, 5, 6, 1, 0], [7, 1, 0, 0, 0, 0], [2, 9, 8, 3, 10, 1]])

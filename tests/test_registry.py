@@ -1,6 +1,7 @@
 import pytest
 
 from t2t_lite import registry
+from t2t_lite.builtins import load_builtins
 from t2t_lite.registry import Registry, snake_case
 
 import os
@@ -54,10 +55,11 @@ def test_unknown_name_lists_registered_grouped_by_prefix():
 
 
 def test_builtins_registered():
-    registry.load_builtins()
+    load_builtins()
     assert "transformer_base" in registry.hparams_sets
     assert "transformer" in registry.models
     assert "algorithmic_reverse_binary40" in registry.problems
+    assert "bleu" in registry.metrics
     text = registry.registry_help()
     assert "problems:" in text and "models:" in text and "hparams sets:" in text
 
@@ -96,7 +98,7 @@ def usr_package(tmp_path, name: str, files: dict) -> str:
 ])
 def test_usr_dir_that_fails_to_import_is_one_line_naming_its_file(tmp_path, name, files,
                                                                    where, says):
-    registry.load_builtins()
+    load_builtins()
     path = usr_package(tmp_path, name, files)
     with pytest.raises(registry.UsrDirError) as info:
         registry.import_usr_dir(path)

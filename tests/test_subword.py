@@ -6,7 +6,7 @@ import os
 import pytest
 import tensorflow as tf
 
-from t2t_lite.data.encoders import EOS_ID, PAD_ID
+from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.data.subword import UNK_ID, SubwordTextEncoder
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,5 +1,5 @@
 """tensor2tensor users' flags: each one works in t2t-lite, or fails in one line that
-names the t2t-lite way (the README's table, "Coming from tensor2tensor")."""
+names the t2t-lite way (the table of docs/FROM_T2T.md, "Coming from tensor2tensor")."""
 import json
 import os
 import re
@@ -12,7 +12,8 @@ from cli_helpers import COMMON, USR_DIR, error_of, train_tiny
 from t2t_lite.bin import t2t_decoder, t2t_trainer
 from t2t_lite.training.loop_state import EarlyStopping
 
-README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+FROM_T2T = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "docs", "FROM_T2T.md")
 TRAINER_FLAGS = ["--schedule", "--worker_gpu", "--eval_steps", "--local_eval_frequency",
                  "--random_seed", "--save_checkpoints_secs", "--keep_checkpoint_every_n_hours",
                  "--eval_early_stopping_steps", "--export_saved_model",
@@ -25,9 +26,9 @@ def trained(tmp_path_factory):
     return train_tiny(tmp_path_factory.mktemp("t2t_flags"))
 
 
-def test_the_readme_table_lists_every_flag():
-    text = open(README, encoding="utf-8").read()
-    table = text[text.index("### Coming from tensor2tensor"):]
+def test_the_from_t2t_table_lists_every_flag():
+    text = open(FROM_T2T, encoding="utf-8").read()
+    table = text[text.index("# Coming from tensor2tensor"):]
     for flag in TRAINER_FLAGS + DECODER_FLAGS + ["write_beam_scores", "batch_size"]:
         assert re.search(rf"^\| `{flag}", table, re.M), flag
 

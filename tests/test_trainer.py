@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite import registry
+from t2t_lite.builtins import load_builtins
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.decoding.decoder import decode_lines
 from t2t_lite.experiment import Experiment
@@ -14,7 +14,7 @@ from t2t_lite.problems.algorithmic import (AlgorithmicReverseBinary40, fresh_bin
 from t2t_lite.training.checkpoints import restore_model
 from t2t_lite.training.trainer import TrainOptions, Trainer
 
-registry.load_builtins()
+load_builtins()
 
 
 class SmallReverse(AlgorithmicReverseBinary40):

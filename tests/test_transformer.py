@@ -6,12 +6,14 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite import registry
+from t2t_lite.builtins import load_builtins
+from t2t_lite.contracts.decode_state import decode_loop_shapes
 from t2t_lite.data.encoders import TokenTextEncoder
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder, cache_lengths
 from t2t_lite.decoding.decoder import decode_lines
 from t2t_lite.hparams.transformer import transformer_base, transformer_big, transformer_tiny
 from t2t_lite.layers.embedding import sinusoid_position_encoding
-from t2t_lite.models.base import Seq2SeqModel, decode_loop_shapes, shift_right
+from t2t_lite.models.base import Seq2SeqModel, shift_right
 from t2t_lite.models.transformer import Transformer
 
 VOCAB = 20
@@ -31,7 +33,7 @@ def logits(model: Transformer, inputs: tf.Tensor, targets: tf.Tensor, **kwargs) 
 
 
 def test_registered_and_abstract_base():
-    registry.load_builtins()
+    load_builtins()
     assert registry.models["transformer"] is Transformer
     with pytest.raises(TypeError, match="abstract"):
         Seq2SeqModel(transformer_tiny(), VOCAB)
@@ -226,7 +228,7 @@ TABLE3_HEADS = {"transformer_base_h4": (4, 128, 128), "transformer_base_dk16": (
 
 
 def test_table3_variants_are_registered_with_their_head_sizes():
-    registry.load_builtins()
+    load_builtins()
     for name in TABLE3:
         assert registry.hparams_sets[name]() != transformer_base(), name
     assert registry.hparams_sets["transformer_base_dropout2"]().layer_prepostprocess_dropout == 0.2

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.data.encoders import EOS_ID, PAD_ID
+from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.data.pipeline import batch_examples
 from t2t_lite.data.word_dropout import input_token_counts, unk_probabilities, word_dropout
 from t2t_lite.hparam import HParamsError

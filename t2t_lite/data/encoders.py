@@ -1,9 +1,10 @@
 """Text <-> integer id encoders shared by every problem and model.
 
-Ids 0 and 1 are reserved in every vocabulary: ``PAD_ID`` pads batches (and is
-the decoder's start symbol), ``EOS_ID`` ends each sequence. ``encode`` never
-appends EOS (the problem does); ``decode`` stops at the first EOS and drops
-padding, so a model's raw output can be decoded directly.
+Ids 0 and 1 are reserved in every vocabulary (``t2t_lite.contracts.reserved_ids``):
+``PAD_ID`` pads batches (and is the decoder's start symbol), ``EOS_ID`` ends
+each sequence. ``encode`` never appends EOS (the problem does); ``decode``
+stops at the first EOS and drops padding, so a model's raw output can be
+decoded directly.
 
 An encoder is saved as a vocabulary file with ``store_to_file`` and read back
 with the class's ``load_from_file``; other encoders (e.g. subwords) fit behind
@@ -15,9 +16,8 @@ import abc
 import collections
 from typing import Sequence
 
-PAD_ID = 0
-EOS_ID = 1
-NUM_RESERVED_IDS = 2
+from t2t_lite.contracts.reserved_ids import EOS_ID, NUM_RESERVED_IDS, PAD_ID
+
 RESERVED_TOKENS = ("<pad>", "<EOS>")  # the names of ids 0 and 1 in token vocabularies
 
 _BYTE_VOCAB_HEADER = "<byte_text_encoder>"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from t2t_lite.data.encoders import PAD_ID
+from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.data.word_dropout import Augment
 
 _MIN_BUCKET_LENGTH = 8

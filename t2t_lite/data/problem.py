@@ -21,8 +21,10 @@ from typing import Iterator
 import tensorflow as tf
 
 from t2t_lite import registry
+from t2t_lite.contracts.decode_constraint import DecodeConstraint
+from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.data import tfrecords
-from t2t_lite.data.encoders import EOS_ID, ByteTextEncoder, TextEncoder
+from t2t_lite.data.encoders import ByteTextEncoder, TextEncoder
 from t2t_lite.data.word_dropout import Augment
 from t2t_lite.hparam import HParams, HParamsError
 
@@ -108,9 +110,9 @@ class Problem(abc.ABC):
                                "problems have one); leave word_dropout at 0")
         return None
 
-    def decode_constraint(self, data_dir: str) -> object | None:
-        """A ``t2t_lite.decoding.constraints.DecodeConstraint`` restricting which tokens
-        beam search may produce (e.g. parsing: only well-formed trees); None = no limit."""
+    def decode_constraint(self, data_dir: str) -> DecodeConstraint | None:
+        """A constraint restricting which tokens beam search may produce (e.g.
+        parsing: only well-formed trees); None = no limit."""
         return None
 
     def shard_paths(self, data_dir: str, split: str) -> list[str]:

@@ -29,7 +29,8 @@ from typing import Iterable, Sequence
 import sentencepiece as spm
 import tensorflow as tf
 
-from t2t_lite.data.encoders import EOS_ID, NUM_RESERVED_IDS, PAD_ID, TextEncoder, trim_ids
+from t2t_lite.contracts.reserved_ids import EOS_ID, NUM_RESERVED_IDS, PAD_ID
+from t2t_lite.data.encoders import TextEncoder, trim_ids
 from t2t_lite.progress import progress
 
 logger = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data.encoders import NUM_RESERVED_IDS
+from t2t_lite.contracts.reserved_ids import NUM_RESERVED_IDS
 
 # (example, seed int64[2]) -> example: a training-time change of one example.
 Augment = Callable[[dict[str, tf.Tensor], tf.Tensor], dict[str, tf.Tensor]]

@@ -23,7 +23,7 @@ declares fixed (the encoder output's keys and values), which is read from
 outside the loop and never copied. ``BeamSearchDecoder``
 (``t2t_lite.decoding.search_decoder``) is the compiled entry point.
 
-An optional ``constraint`` (``t2t_lite.decoding.constraints``) turns each
+An optional ``constraint`` (``t2t_lite.contracts.decode_constraint``) turns each
 hypothesis's log-probabilities into the scores ranked (-inf for forbidden
 tokens, no renormalization); its per-hypothesis state is carried and
 reordered with the beams like the model's state. Without one, the search is
@@ -35,9 +35,9 @@ from typing import Any
 
 import tensorflow as tf
 
-from t2t_lite.data.encoders import EOS_ID, PAD_ID
-from t2t_lite.decoding.constraints import DecodeConstraint
-from t2t_lite.models.base import decode_loop_shapes
+from t2t_lite.contracts.decode_constraint import DecodeConstraint
+from t2t_lite.contracts.decode_state import decode_loop_shapes
+from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 
 NEG_INF = float("-inf")
 

@@ -20,7 +20,8 @@ from typing import Any, BinaryIO, Callable, TextIO
 
 import numpy as np
 
-from t2t_lite.data.encoders import EOS_ID, PAD_ID, TextEncoder
+from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
+from t2t_lite.data.encoders import TextEncoder
 from t2t_lite.data.text_files import (read_utf8_lines, stream_utf8_lines,
                                       write_lines_atomically)
 from t2t_lite.data.unknown_tokens import UnknownTokens

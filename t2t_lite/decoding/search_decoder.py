@@ -9,9 +9,9 @@ from typing import Any
 
 import tensorflow as tf
 
-from t2t_lite.data.encoders import EOS_ID
+from t2t_lite.contracts.decode_constraint import DecodeConstraint
+from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.decoding.beam_search import resolve_constraint, search
-from t2t_lite.decoding.constraints import DecodeConstraint
 
 # Under XLA the caches are fixed-size buffers and a step attends over all of one:
 # the loops start on buffers this long and double them as the decode passes their end.

@@ -30,7 +30,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from t2t_lite.data.encoders import EOS_ID, PAD_ID
+from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.data.problem import Problem
 from t2t_lite.decoding.beam_search import beam_search
 from t2t_lite.decoding.decoder import decode_hparams

@@ -18,8 +18,8 @@ from typing import Callable, Protocol
 
 import tensorflow as tf
 
-from t2t_lite.data.encoders import (NUM_RESERVED_IDS, ByteTextEncoder, TextEncoder,
-                                    TokenTextEncoder)
+from t2t_lite.contracts.reserved_ids import NUM_RESERVED_IDS
+from t2t_lite.data.encoders import ByteTextEncoder, TextEncoder, TokenTextEncoder
 from t2t_lite.data.subword import SubwordTextEncoder, graph_trim_ids
 
 

@@ -13,7 +13,7 @@ import dataclasses
 import keras
 import tensorflow as tf
 
-from t2t_lite.data.encoders import PAD_ID
+from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparams.lstm import INITIALIZERS
 
 LSTMState = tuple[tf.Tensor, tf.Tensor]  # (h, c), each [B, units]

@@ -18,8 +18,8 @@ Decoding contract (what ``t2t_lite.decoding`` relies on):
   with one exception: an axis of static size 0 in the initial state may grow
   (a key/value cache that gains one position a step, so that a step costs
   what the steps so far hold, not ``max_decode_length``; ``decode_loop_shapes``
-  gives a loop's invariants). Batch size, source
-  length and ``max_decode_length`` may all be dynamic inside ``tf.function``.
+  in ``t2t_lite.contracts.decode_state`` gives a loop's invariants). Batch size,
+  source length and ``max_decode_length`` may all be dynamic inside ``tf.function``.
 * Step 0 is fed ``PAD_ID`` (0) as the previous token: the start symbol. The
   teacher-forced ``call`` sees the same thing, because it feeds
   ``shift_right(targets)`` to the decoder.
@@ -32,7 +32,7 @@ import abc
 import keras
 import tensorflow as tf
 
-from t2t_lite.data.encoders import PAD_ID
+from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
 from t2t_lite.registry import snake_case
 
@@ -40,20 +40,6 @@ from t2t_lite.registry import snake_case
 def shift_right(targets: tf.Tensor) -> tf.Tensor:
     """Decoder inputs for teacher forcing: [B, T] -> [B, T], PAD_ID then targets[:, :-1]."""
     return tf.pad(targets, [[0, 0], [1, 0]], constant_values=PAD_ID)[:, :-1]
-
-
-def decode_loop_shapes(structure):
-    """``tf.while_loop`` shape invariants for a decode state (or any loop variables):
-    any batch size (axis 0), any length along axes that start empty (caches that
-    grow a position a step), every other axis as it is."""
-    def invariant(tensor: tf.Tensor | tf.TensorArray) -> tf.TensorShape:
-        if isinstance(tensor, tf.TensorArray):  # e.g. the outputs a loop collects
-            return tensor.element_shape
-        if not tensor.shape.rank:
-            return tensor.shape
-        return tf.TensorShape([None] + [None if size == 0 else size
-                                        for size in tensor.shape[1:]])
-    return tf.nest.map_structure(invariant, structure)
 
 
 class NoAttentionError(TypeError):

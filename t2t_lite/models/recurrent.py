@@ -17,7 +17,7 @@ from typing import Callable
 import keras
 import tensorflow as tf
 
-from t2t_lite.data.encoders import PAD_ID
+from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.recurrent import LSTMState, make_initializers, reverse_source
 from t2t_lite.models.base import Seq2SeqModel, shift_right

@@ -11,7 +11,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from t2t_lite.data.encoders import PAD_ID
+from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
 from t2t_lite.hparams.transformer import POSITION_EMBEDDINGS
 from t2t_lite.layers.attention import causal_bias, padding_bias

@@ -48,7 +48,7 @@ from typing import Collection, Sequence
 
 import numpy as np
 
-from t2t_lite.data.encoders import EOS_ID, PAD_ID
+from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.parsing.trees import PLACEHOLDER_TAG, ROOT_LABEL, Tree, replace_tags
 
 WORD_SLOT = PLACEHOLDER_TAG   # a word's target token: its tag is not predicted

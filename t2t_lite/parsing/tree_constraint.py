@@ -1,5 +1,5 @@
 """Constrained decoding of linearized trees: ``TreeConstraint``, a decode
-constraint (``t2t_lite.decoding.constraints.DecodeConstraint``) that beam and
+constraint (``t2t_lite.contracts.decode_constraint.DecodeConstraint``) that beam and
 greedy search apply to parsing problems.
 
 It allows only well-formed linearized trees (``t2t_lite.parsing.linearize``)
@@ -9,7 +9,7 @@ It also stops opening brackets that could no longer be closed before
 ``max_decode_length``, so every hypothesis can finish in time.
 
 Forbidden ids get -inf; allowed ones keep the model's log-probabilities, not
-renormalized (the constraint protocol's rule; see ``decoding/constraints.py``
+renormalized (the constraint protocol's rule; see ``contracts/decode_constraint.py``
 for why).
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Collection, Sequence
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data.encoders import EOS_ID, PAD_ID
+from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.parsing.linearize import Kind, SlotToken, allowed_kinds, token_kinds
 
 NEG_INF = float("-inf")

@@ -5,7 +5,7 @@ import math
 
 import tensorflow as tf
 
-from t2t_lite.data.encoders import PAD_ID
+from t2t_lite.contracts.reserved_ids import PAD_ID
 
 
 def smoothed_cross_entropy(logits: tf.Tensor, targets: tf.Tensor,

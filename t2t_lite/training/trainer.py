@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 import keras
 import tensorflow as tf
 
-from t2t_lite.data.encoders import PAD_ID
+from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.data.pipeline import batch_examples
 from t2t_lite.experiment import Experiment
 from t2t_lite.hparams.common import LOSS_NORMALIZERS

@@ -14,7 +14,7 @@ import html
 import json
 import os
 
-from t2t_lite.decoding.attention_maps import AttentionMaps
+from t2t_lite.visualization.attention_maps import AttentionMaps
 from t2t_lite.visualization.heatmaps import TITLES
 
 _PAGE = """<!DOCTYPE html>

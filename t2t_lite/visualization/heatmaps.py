@@ -15,7 +15,7 @@ matplotlib.use("Agg")  # files only: no display, no GUI toolkit
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from t2t_lite.decoding.attention_maps import AttentionMaps  # noqa: E402
+from t2t_lite.visualization.attention_maps import AttentionMaps  # noqa: E402
 
 TITLES = {"encoder_self": "encoder self-attention", "decoder_self": "decoder self-attention",
           "encoder_decoder": "encoder-decoder attention"}

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from t2t_lite.data.encoders import EOS_ID, TextEncoder, trim_ids
+from t2t_lite.contracts.reserved_ids import EOS_ID
+from t2t_lite.data.encoders import TextEncoder, trim_ids
 from t2t_lite.data.text_files import check_text
 from t2t_lite.data.unknown_tokens import UnknownTokens
 from t2t_lite.decoding.decoder import encode_input, warn_cut

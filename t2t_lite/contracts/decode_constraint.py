@@ -13,11 +13,13 @@ constrained generation does not): a hypothesis whose model wanted a forbidden
 token pays for it, instead of having that mass handed to whatever is allowed.
 Renormalizing made forbidden-word states cheap places to open brackets, and
 the beam filled with runaway chains such as ``(NP (NP (NP ...`` (parsing dev
-F1 46.6 with, 63.1 without; README, Results).
+F1 46.6 with, 63.1 without; docs/RESULTS.md, "Constituency parsing").
 
 Constraints live with the task they serve (parsing's ``TreeConstraint`` is in
 ``t2t_lite/parsing/tree_constraint.py``); a problem hands its own to the
-search through ``Problem.decode_constraint``.
+search through ``Problem.decode_constraint``. The protocol is on the ground
+floor because all three (search, parsing, ``data/problem.py``) name it, and
+the floors of the last two lie below the search's.
 """
 from __future__ import annotations
 
