@@ -39,7 +39,10 @@ def main() -> int:
     parser.add_argument("--train_steps", type=common.at_least(1), default=3000)
     parser.add_argument("--root", default="runs/reverse_main_job")
     parser.add_argument("--per_length", type=common.at_least(1), default=10)
-    parser.add_argument("--seed", type=common.between(0, 2**32 - 1), default=2026)
+    parser.add_argument("--seed", type=common.between(0, 2**32 - 1), default=2026,
+                        help="the fresh strings' seed")
+    parser.add_argument("--train_seed", type=common.between(0, 2**32 - 1), default=1234,
+                        help="t2t-trainer's --seed (1234, its default, is the README's run)")
     args = parser.parse_args()
     data_dir, output_dir = os.path.join(args.root, "data"), os.path.join(args.root, "train")
     if os.path.exists(output_dir):
@@ -48,7 +51,7 @@ def main() -> int:
     run(["t2t-trainer", f"--problem={PROBLEM}", "--model=transformer",
          f"--hparams_set={args.hparams_set}", f"--hparams={args.hparams}",
          f"--train_steps={args.train_steps}", f"--data_dir={data_dir}",
-         f"--output_dir={output_dir}", "--generate_data"])
+         f"--output_dir={output_dir}", f"--seed={args.train_seed}", "--generate_data"])
     train_minutes = (time.monotonic() - started) / 60.0
     inputs = fresh_binary_strings(args.per_length, args.seed)
     source = os.path.join(args.root, "fresh.txt")
@@ -63,7 +66,7 @@ def main() -> int:
     by_bucket = {key: f"{right}/{total}" for key, (right, total) in counts.items()}
     right = sum(right for right, _ in counts.values())
     result = {"hparams_set": args.hparams_set, "hparams": args.hparams,
-              "train_steps": args.train_steps, "train_minutes": round(train_minutes, 1),
+              "train_steps": args.train_steps, "train_seed": args.train_seed, "train_minutes": round(train_minutes, 1),
               "accuracy": round(100.0 * right / len(inputs), 2), "by_length": by_bucket}
     print(json.dumps(result))
     print("| hparams | steps | minutes | accuracy | " + " | ".join(by_bucket) + " |")
