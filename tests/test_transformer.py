@@ -13,6 +13,7 @@ from t2t_lite.hparams.transformer import transformer_base, transformer_big, tran
 from t2t_lite.layers.embedding import sinusoid_position_encoding
 from t2t_lite.models.base import Seq2SeqModel, decode_loop_shapes, shift_right
 from t2t_lite.models.transformer import Transformer
+from toys import tiny_transformer
 
 VOCAB = 20
 INPUTS = tf.constant([[3, 4, 5, 0], [6, 7, 0, 0]])
@@ -20,10 +21,7 @@ TARGETS = tf.constant([[8, 9, 1, 0, 0], [5, 6, 7, 2, 1]])
 
 
 def tiny_model(**overrides) -> Transformer:
-    hparams = transformer_tiny()
-    hparams.override_from_dict({"hidden_size": 16, "filter_size": 32, "num_heads": 2,
-                                "max_length": 16, **overrides})
-    return Transformer(hparams, VOCAB)
+    return tiny_transformer(VOCAB, **{"max_length": 16, **overrides})
 
 
 def logits(model: Transformer, inputs: tf.Tensor, targets: tf.Tensor, **kwargs) -> np.ndarray:
