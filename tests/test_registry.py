@@ -52,6 +52,18 @@ def test_unknown_name_lists_registered_grouped_by_prefix():
     assert "algorithmic: algorithmic_c" in message
 
 
+def test_a_refused_name_fails_in_one_line_unless_registered():
+    reg = Registry("hparams set")
+    reg.refuse("old_tpu_set", "use --hparams_set=new_set")
+    with pytest.raises(KeyError) as info:
+        reg["old_tpu_set"]
+    assert str(info.value) == ("hparams set 'old_tpu_set' is tensor2tensor's and has no "
+                               "t2t-lite twin: use --hparams_set=new_set")
+    assert "old_tpu_set" not in reg and reg.names() == []
+    reg.register("old_tpu_set")(dict)  # a user's own set of that name wins
+    assert reg["old_tpu_set"] is dict
+
+
 def test_builtins_registered():
     registry.load_builtins()
     assert "transformer_base" in registry.hparams_sets

@@ -1,4 +1,5 @@
-"""Tests for the Transformer model, its embeddings and blocks, and its hparams sets."""
+"""Tests for the Transformer model, its embeddings and blocks, and its hparams sets
+(tensor2tensor's names included)."""
 import math
 
 import numpy as np
@@ -13,6 +14,7 @@ from t2t_lite.hparams.transformer import transformer_base, transformer_big, tran
 from t2t_lite.layers.embedding import sinusoid_position_encoding
 from t2t_lite.models.base import Seq2SeqModel, decode_loop_shapes, shift_right
 from t2t_lite.models.transformer import Transformer
+from t2t_lite.training.schedules import learning_rate_schedule
 from toys import tiny_transformer
 
 VOCAB = 20
@@ -259,6 +261,67 @@ def test_table3_variants_are_registered_with_their_head_sizes():
             attention = Transformer(hparams, 10).decoder_blocks[0].cross_attention
         assert (attention.num_heads, attention.key_depth, attention.value_depth) == \
             (heads, key_depth, value_depth), name
+
+
+# tensor2tensor's sets: (the set T2T builds it on, how it differs from that one,
+# T2T's batch size, peak learning rate and warmup steps), the peak from T2T's own
+# formulas: "noam" learning_rate * 0.002 (Adam) * 5000 * d^-0.5 * warmup^-0.5 (v1, v2);
+# constant * d^-0.5 * warmup^-0.5 (v3 and after); single_gpu's constant * warmup^-0.5.
+T2T_SETS = {
+    "transformer_base_v1": ("transformer_base", {},
+                            4096, 0.1 * 0.002 * 5000 * 512 ** -0.5 * 4000 ** -0.5, 4000),
+    "transformer_base_v2": ("transformer_base_v1",
+                            {"normalize_before": True, "attention_dropout": 0.1,
+                             "relu_dropout": 0.1, "learning_rate": 2.0,
+                             "learning_rate_warmup_steps": 8000},
+                            4096, 0.2 * 0.002 * 5000 * 512 ** -0.5 * 8000 ** -0.5, 8000),
+    "transformer_base_v3": ("transformer_base_v2", {"optimizer_adam_beta2": 0.997},
+                            4096, 2.0 * 512 ** -0.5 * 8000 ** -0.5, 8000),
+    "transformer_base_single_gpu": ("transformer_base_v3",
+                                    {"batch_size": 1024, "learning_rate": 0.1 * 512 ** 0.5,
+                                     "learning_rate_warmup_steps": 16000},
+                                    1024, 0.1 * 16000 ** -0.5, 16000),
+    "transformer_big_dr1": ("transformer_base_v3",
+                            {"hidden_size": 1024, "filter_size": 4096, "num_heads": 16},
+                            4096, 2.0 * 1024 ** -0.5 * 8000 ** -0.5, 8000),
+    "transformer_big_single_gpu": ("transformer_big_dr1",
+                                   {"batch_size": 2048, "learning_rate_warmup_steps": 16000},
+                                   2048, 2.0 * 1024 ** -0.5 * 16000 ** -0.5, 16000),
+    "transformer_big_enfr": ("transformer_big_dr1",
+                             {"filter_size": 8192,
+                              "shared_embedding_and_softmax_weights": False},
+                             4096, 2.0 * 1024 ** -0.5 * 8000 ** -0.5, 8000),
+}
+
+
+@pytest.mark.parametrize("name", T2T_SETS)
+def test_tensor2tensor_sets_have_its_batch_learning_rate_and_warmup(name):
+    registry.load_builtins()
+    base, changed, batch_size, peak, warmup = T2T_SETS[name]
+    hparams = registry.hparams_sets[name]().check()
+    assert differences(hparams, registry.hparams_sets[base]()) == changed
+    assert (hparams.batch_size, hparams.learning_rate_warmup_steps) == (batch_size, warmup)
+    schedule = learning_rate_schedule(hparams)
+    # The optimizer's step warmup - 1 is the schedule's step warmup (counted from 1);
+    # past the peak the rate falls as step^-0.5, as T2T's does.
+    assert float(schedule(warmup - 1)) == pytest.approx(peak, rel=1e-5)
+    assert float(schedule(4 * warmup - 1)) == pytest.approx(peak / 2, rel=1e-5)
+    hparams.num_encoder_layers = hparams.num_decoder_layers = 1  # cheap to build
+    with tf.Graph().as_default():
+        assert Transformer(hparams, 10).hparams is hparams
+
+
+@pytest.mark.parametrize("name, instead", [("transformer_tpu", "transformer_base_v3"),
+                                           ("transformer_big_enfr_tpu", "transformer_big_enfr"),
+                                           ("transformer_tiny_tpu", "transformer_tiny")])
+def test_tensor2tensor_tpu_sets_are_refused_naming_the_set_to_use(name, instead):
+    registry.load_builtins()
+    with pytest.raises(KeyError) as info:
+        registry.hparams_sets[name]
+    assert str(info.value) == (f"hparams set {name!r} is tensor2tensor's and has no t2t-lite "
+                               "twin: it is a TPU set (Adafactor, fixed-length batches); "
+                               f"use --hparams_set={instead}")
+    assert name not in registry.hparams_sets and instead in registry.hparams_sets
 
 
 def test_attention_weights_are_softmaxes_that_respect_padding_and_causality():
