@@ -17,10 +17,13 @@ structure       normalize_before (pre-norm; False = the paper's post-norm),
 
 The training defaults are the paper's: Adam(0.9, 0.98, 1e-9), the rsqrt_decay
 schedule with 4000 warmup steps, label smoothing 0.1, batches of 4096 tokens.
+
+tensor2tensor's own set names (transformer_base_v1 ... transformer_big_enfr) are
+at the end, as T2T means them; its TPU sets are refused, naming the set to use.
 """
 from t2t_lite.hparam import HParams, at_least, fraction, one_of
 from t2t_lite.hparams.common import basic_params
-from t2t_lite.registry import register_hparams
+from t2t_lite.registry import hparams_sets, register_hparams
 
 POSITION_EMBEDDINGS = ("timing", "learned")
 
@@ -191,3 +194,95 @@ def transformer_multi30k_tiny() -> HParams:
     # rsqrt_decay peaks at learning_rate * 128^-0.5 * 2000^-0.5 = learning_rate * 1.98e-3.
     hparams.learning_rate = 2.5
     return hparams
+
+
+# tensor2tensor's names for its sets, meaning what T2T means by them: the same shape,
+# batch (tokens per GPU), learning-rate curve and warmup. Where each differs from T2T:
+# dense weights start as Keras's Glorot-uniform (T2T: uniform_unit_scaling); the rate is
+# rsqrt_decay scaled by learning_rate, which draws T2T's "noam" curve and its later
+# "constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size" (steps count from 1, so the
+# first step's rate is not 0); T2T-only keys (target-space embedding, modality shards)
+# do not exist. Our transformer_base and transformer_big are the paper's (T2T's v1);
+# T2T's transformer_base is transformer_base_v3 here, its transformer_big the big shape
+# on that with 2048-token batches and dropout 0.3.
+@register_hparams
+def transformer_base_v1() -> HParams:
+    """T2T's first base, the paper's: transformer_base (post-norm, 4096-token batches;
+    T2T's "noam" rate 0.1, times its Adam correction 0.002 and 5000, is a scale of 1.0,
+    with 4000 warmup steps)."""
+    return transformer_base()
+
+
+@register_hparams
+def transformer_base_v2() -> HParams:
+    """T2T's v2: pre-norm, dropout 0.1 on attention and ReLU too, and "noam" rate 0.2
+    (a scale of 2.0) with 8000 warmup steps."""
+    hparams = transformer_base_v1()
+    hparams.normalize_before = True
+    hparams.attention_dropout = 0.1
+    hparams.relu_dropout = 0.1
+    hparams.learning_rate = 2.0
+    hparams.learning_rate_warmup_steps = 8000
+    return hparams
+
+
+@register_hparams
+def transformer_base_v3() -> HParams:
+    """T2T's v3, its transformer_base ever since: v2 with Adam beta2 0.997 (its rate,
+    constant 2.0 * rsqrt_hidden_size, is v2's curve)."""
+    hparams = transformer_base_v2()
+    hparams.optimizer_adam_beta2 = 0.997
+    return hparams
+
+
+@register_hparams
+def transformer_base_single_gpu() -> HParams:
+    """T2T's advice for one GPU: its base (v3) with 1024-token batches and the rate
+    0.1 * min(step / 16000, 1) * max(step, 16000)^-0.5. That rate lacks rsqrt_decay's
+    d_model^-0.5, so the scale here is 0.1 * sqrt(512), the same curve at d_model 512
+    (unlike T2T's, it changes with a --hparams hidden_size)."""
+    hparams = transformer_base_v3()
+    hparams.batch_size = 1024
+    hparams.learning_rate = 0.1 * 512 ** 0.5
+    hparams.learning_rate_warmup_steps = 16000
+    return hparams
+
+
+@register_hparams
+def transformer_big_dr1() -> HParams:
+    """T2T's big shape on its base (v3): d_model 1024, d_ff 4096, 16 heads, dropout
+    0.1, 4096-token batches; the set T2T's big variants build on."""
+    hparams = transformer_base_v3()
+    hparams.hidden_size = 1024
+    hparams.filter_size = 4096
+    hparams.num_heads = 16
+    return hparams
+
+
+@register_hparams
+def transformer_big_single_gpu() -> HParams:
+    """T2T's big model for one GPU: its transformer_big (big_dr1's shape, 2048-token
+    batches) with dropout 0.1 and 16000 warmup steps."""
+    hparams = transformer_big_dr1()
+    hparams.batch_size = 2048
+    hparams.learning_rate_warmup_steps = 16000
+    return hparams
+
+
+@register_hparams
+def transformer_big_enfr() -> HParams:
+    """T2T's big model for WMT English-French: big_dr1 with d_ff 8192 and separate
+    embedding and softmax weights."""
+    hparams = transformer_big_dr1()
+    hparams.filter_size = 8192
+    hparams.shared_embedding_and_softmax_weights = False
+    return hparams
+
+
+# T2T's TPU sets train with Adafactor on fixed-length batches, neither of which
+# t2t-lite has: each names the set above that it was built on.
+for _tpu_set, _instead in (("transformer_tpu", "transformer_base_v3"),
+                           ("transformer_big_enfr_tpu", "transformer_big_enfr"),
+                           ("transformer_tiny_tpu", "transformer_tiny")):
+    hparams_sets.refuse(_tpu_set, "it is a TPU set (Adafactor, fixed-length batches); "
+                                  f"use --hparams_set={_instead}")

@@ -43,6 +43,7 @@ class Registry:
     def __init__(self, kind: str):
         self.kind = kind
         self._entries: dict[str, Any] = {}
+        self._refused: dict[str, str] = {}
 
     def register(self, name_or_obj: Any = None) -> Any:
         """Decorator: ``@reg.register`` or ``@reg.register("explicit_name")``."""
@@ -61,7 +62,16 @@ class Registry:
         self._entries[name] = obj
         return obj
 
+    def refuse(self, name: str, advice: str) -> None:
+        """Looking up ``name`` (a tensor2tensor name with no meaning here) fails with
+        one line of ``advice``, the name to use instead, rather than the list of names;
+        a registration of ``name`` (a user's) still wins."""
+        self._refused[name] = advice
+
     def __getitem__(self, name: str) -> Any:
+        if name in self._refused and name not in self._entries:
+            raise UnknownNameError(f"{self.kind} {name!r} is tensor2tensor's and has no "
+                                   f"t2t-lite twin: {self._refused[name]}")
         if name not in self._entries:
             raise UnknownNameError(f"unknown {self.kind} {name!r}. Registered {self.kind}s:\n"
                            f"{self.help()}")

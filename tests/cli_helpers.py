@@ -1,11 +1,16 @@
-"""What the CLI tests share: the user's registrations, a tiny trained output dir,
-and the one-line error of a failed command."""
+"""What the CLI tests share: the user's registrations (and importing them for one test
+only), a tiny trained output dir, the one-line error of a failed command, and a
+folder's files to compare before and after."""
 import atexit
+import contextlib
 import json
 import os
 import shutil
+import sys
 import tempfile
+from typing import Callable, Iterator
 
+from t2t_lite import registry
 from t2t_lite.bin import t2t_datagen, t2t_trainer
 
 USR_DIR = os.path.join(os.path.dirname(__file__), "usr_dir_example")
@@ -47,3 +52,37 @@ def error_of(capsys, main, argv):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     return err[-1]
+
+
+def snapshot(root: str) -> dict[str, tuple[int, int]]:
+    """Every file under ``root``: (size, mtime) by relative path."""
+    found = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            stat = os.stat(path)
+            found[os.path.relpath(path, root)] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+@contextlib.contextmanager
+def usr_dir_imports() -> Iterator[Callable[[str], None]]:
+    """``registry.import_usr_dir`` whose effects end with the block: the registries and
+    ``sys.path`` are as they were, and the user's modules are forgotten, so a later
+    import registers them again (a module left in ``sys.modules`` would not)."""
+    registries = (registry.problems, registry.models, registry.hparams_sets, registry.metrics)
+    saved_entries = [dict(each._entries) for each in registries]
+    saved_path, loaded_before, packages = list(sys.path), set(sys.modules), set()
+
+    def import_usr_dir(usr_dir: str) -> None:
+        packages.add(os.path.basename(os.path.abspath(usr_dir.rstrip("/"))))
+        registry.import_usr_dir(usr_dir)
+    try:
+        yield import_usr_dir
+    finally:
+        for each, entries in zip(registries, saved_entries):
+            each._entries = entries
+        sys.path[:] = saved_path
+        for name in set(sys.modules) - loaded_before:
+            if name.split(".")[0] in packages:
+                del sys.modules[name]

@@ -1,5 +1,6 @@
 """Test-session setup: two logical CPU devices, so MirroredStrategy can be tested
-without GPUs (this must happen before TensorFlow initialises its devices)."""
+without GPUs (this must happen before TensorFlow initialises its devices); the
+fixtures tests share (their builders are in toys.py)."""
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -20,6 +21,9 @@ split_cpu(2)
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
+import toys  # noqa: E402
+from cli_helpers import usr_dir_imports  # noqa: E402
+
 # The fuzzer's profiles (tests/test_fuzz_commands.py): "ci", fixed draws of about a
 # minute, is the default; pytest --hypothesis-profile=long draws ten times as many, at
 # random.
@@ -36,6 +40,26 @@ def two_cpu_strategy() -> tf.distribute.MirroredStrategy:
     one over the same devices in one process reuses collective instance keys, and
     TensorFlow aborts its first all-reduce with a "Shape mismatch in the collective"."""
     return tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+
+
+@pytest.fixture(scope="session")
+def reverse_data(tmp_path_factory) -> str:
+    """toys.SmallReverse's data dir, generated once a session (tests only read it)."""
+    return toys.generated_data(toys.SmallReverse(), str(tmp_path_factory.mktemp("reverse")))
+
+
+@pytest.fixture(scope="session")
+def copy_data(tmp_path_factory) -> str:
+    """toys.ShortCopy's data dir, generated once a session (tests only read it)."""
+    return toys.generated_data(toys.ShortCopy(), str(tmp_path_factory.mktemp("copy")))
+
+
+@pytest.fixture
+def usr_dir_import():
+    """``registry.import_usr_dir`` whose registrations, modules and ``sys.path`` entry
+    are gone after the test (cli_helpers.usr_dir_imports)."""
+    with usr_dir_imports() as import_usr_dir:
+        yield import_usr_dir
 
 
 def pytest_collection_modifyitems(items: list) -> None:

@@ -14,12 +14,11 @@ from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.data.encoders import ByteTextEncoder, TokenTextEncoder
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.hparams.lstm import lstm_attention_base
-from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.luong import LSTMSeq2seqAttentionLuong
-from t2t_lite.models.transformer import Transformer
 from t2t_lite.visualization.attention_maps import attention_maps, best_decode
 from t2t_lite.visualization.attention_page import write_page
 from t2t_lite.visualization.heatmaps import write_heatmaps
+from toys import tiny_transformer
 
 ENCODER = TokenTextEncoder(["a", "man", "rides", "</script>", "ein", "Mann", "fährt"])
 SOURCE = ENCODER.encode("a man rides </script>") + [EOS_ID]
@@ -33,11 +32,8 @@ def test_token_strings_name_every_id():
 
 
 def transformer():
-    tf.keras.utils.set_random_seed(1)
-    hparams = transformer_tiny()
-    hparams.override_from_dict({"hidden_size": 16, "filter_size": 32, "num_heads": 2,
-                                "num_encoder_layers": 2, "num_decoder_layers": 1})
-    return Transformer(hparams, ENCODER.vocab_size)
+    return tiny_transformer(ENCODER.vocab_size, seed=1, num_encoder_layers=2,
+                            num_decoder_layers=1)
 
 
 def luong():

@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from t2t_lite.bin import t2t_avg_all
 from t2t_lite.training import averaging
+from toys import tiny_transformer
 
 VALUES = (1.0, 2.0, 6.0)  # checkpoint k holds weights scaled by VALUES[k]
 STEPS = (100, 200, 300)
@@ -121,14 +122,10 @@ def test_relative_model_dir_as_the_benchmarks_pass_it(model_dir, tmp_path, monke
 
 def test_averaged_transformer_checkpoint_restores_like_a_trained_one(tmp_path):
     """The trainer's checkpoint layout, averaged, loads into a fresh model with restore_model."""
-    from t2t_lite.hparams.transformer import transformer_tiny
-    from t2t_lite.models.transformer import Transformer
     from t2t_lite.training.checkpoints import restore_model, training_checkpoint
 
-    hparams = transformer_tiny()
-    hparams.override_from_dict({"hidden_size": 16, "filter_size": 32, "num_heads": 2})
     batch = {"inputs": tf.constant([[3, 4, 1]]), "targets": tf.constant([[5, 1]])}
-    model = Transformer(hparams, 12)
+    model = tiny_transformer(12)
     model(batch)
     optimizer = keras.optimizers.Adam(1e-3)
     optimizer.build(model.trainable_variables)
@@ -142,7 +139,7 @@ def test_averaged_transformer_checkpoint_restores_like_a_trained_one(tmp_path):
         manager.save(checkpoint_number=step)
     result = averaging.average_last_checkpoints(model_dir, str(tmp_path / "avg"), n=3)
 
-    fresh = Transformer(hparams, 12)
+    fresh = tiny_transformer(12)
     fresh(batch)
     assert restore_model(fresh, str(tmp_path / "avg")) == result.path
     for var, value in zip(fresh.weights, initial):

@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from bad_input_cases import CASES
-from cli_helpers import train_tiny
+from cli_helpers import snapshot, train_tiny
 from t2t_lite.bin import t2t_avg_all
 
 
@@ -95,19 +95,6 @@ def damaged_runs(root, output_dir) -> None:
     (copy("garbage_index") / "checkpoint").write_text("garbage {{{")
     record = copy("edited_hparams") / "hparams.json"
     record.write_text(record.read_text().replace('"num_heads": 4', '"num_heads": 8'))
-
-
-
-
-def snapshot(root: str) -> dict[str, tuple[int, int]]:
-    """Every file under ``root``: (size, mtime) by relative path."""
-    found = {}
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = os.path.join(folder, name)
-            stat = os.stat(path)
-            found[os.path.relpath(path, root)] = (stat.st_size, stat.st_mtime_ns)
-    return found
 
 
 def test_at_least_thirty_cases_with_distinct_names():

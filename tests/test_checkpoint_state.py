@@ -11,14 +11,13 @@ import os
 import pytest
 import tensorflow as tf
 
-from cli_helpers import COMMON, USR_DIR, error_of, train_tiny
+from cli_helpers import COMMON, USR_DIR, error_of, snapshot, train_tiny
 from t2t_lite.bin import t2t_avg_all, t2t_decoder, t2t_exporter, t2t_trainer
 from t2t_lite.hparam import HParams
 from t2t_lite.models.luong import LSTMSeq2seqAttentionLuong
 from t2t_lite.models.recurrent import RecurrentSeq2Seq
 from t2t_lite.models.transformer import Transformer
 from t2t_lite.training import checkpoint_state
-from test_bad_input import snapshot
 
 
 @pytest.fixture

@@ -8,13 +8,12 @@ from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.data.encoders import TokenTextEncoder
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.hparams.lstm import lstm_attention_base
-from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.luong import LSTMSeq2seqAttentionLuong
-from t2t_lite.models.transformer import Transformer
 from t2t_lite.parsing.linearize import (Kind, LinearizationConstraint, SlotToken, delinearize,
                                         linearize, token_kinds)
 from t2t_lite.parsing.tree_constraint import TreeConstraint
 from toy_models import ToyRecurrentModel
+from toys import tiny_transformer
 
 ENCODER = TokenTextEncoder(["(S", "(NP", "(VP", ")", "XX", "the", "dog", "barks", "loudly"])
 TOKENS = ENCODER.tokens
@@ -95,11 +94,8 @@ def assert_well_formed_trees(ids, scores, sentences):
 
 
 def untrained_transformer():
-    tf.keras.utils.set_random_seed(3)
-    hparams = transformer_tiny()
-    hparams.override_from_dict({"hidden_size": 16, "filter_size": 32, "num_heads": 2,
-                                "num_encoder_layers": 1, "num_decoder_layers": 1})
-    return Transformer(hparams, ENCODER.vocab_size)
+    return tiny_transformer(ENCODER.vocab_size, seed=3, num_encoder_layers=1,
+                            num_decoder_layers=1)
 
 
 def untrained_luong():

@@ -1,17 +1,16 @@
 """The package's floors point one way: a module imports only the floors that ``ALLOWED``
 lists for its own (docs/DESIGN.md, "Layers"). The imports are read from the source
 (every ``import``, at top level or inside a function, and every
-``importlib.import_module`` of a literal name), not executed."""
+``importlib.import_module`` of a literal name), not executed. And no test module
+imports another."""
 import ast
 import graphlib
 import os
 
 import pytest
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Source folders -> the package they are installed as (setup.py's package_dir).
-PACKAGE_DIRS = {"t2t_lite": "t2t_lite", "problems": "t2t_lite.problems",
-                "hparams": "t2t_lite.hparams", "bin": "t2t_lite.bin"}
+from source_files import PACKAGE_DIRS, REPO_ROOT, module_files
+
 # The folders whose imports are checked: the package and the benchmarks that drive it.
 SOURCE_DIRS = {**PACKAGE_DIRS, "benchmarks": "benchmarks"}
 
@@ -44,19 +43,6 @@ ALLOWED: dict[str, set[str]] = {
 LIBRARY = set(ALLOWED)
 ALLOWED["bin"] = LIBRARY | {"bin"}
 ALLOWED["benchmarks"] = LIBRARY | {"bin"}
-
-
-def module_files(dirs: dict[str, str] = PACKAGE_DIRS):
-    """(module name, path) of every module under ``dirs`` (source folder -> package)."""
-    for folder, package in dirs.items():
-        top = os.path.join(REPO_ROOT, folder)
-        for root, subdirs, names in os.walk(top):
-            subdirs[:] = [d for d in subdirs if d != "__pycache__"]
-            for name in sorted(names):
-                if name.endswith(".py"):
-                    relative = os.path.relpath(os.path.join(root, name), top)[:-3]
-                    parts = [p for p in relative.split(os.sep) if p != "__init__"]
-                    yield ".".join([package] + parts), os.path.join(root, name)
 
 
 def floor_of(name: str) -> str | None:
@@ -188,3 +174,34 @@ def test_imports_are_resolved(tmp_path, source, module, expected):
     path = tmp_path / "m.py"
     path.write_text(source + "\n")
     assert imported_names(str(path), module) == [(1, expected)]
+
+
+def imports_of_test_modules(path: str) -> list[tuple[int, str]]:
+    """(line, module) for every test module (``test_*``) that the file ``path`` imports."""
+    found = []
+    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read(), path)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.append((node.lineno, node.module))
+    return [(line, name) for line, name in found if name.split(".")[0].startswith("test_")]
+
+
+def test_no_test_module_imports_another():
+    """Tests share builders through conftest.py and the helper modules (toys.py,
+    cli_helpers.py, ...): a test module imported by another runs its module-level
+    setup there too, and a fixture imported by name ties one file's tests to
+    another's helpers (pytest finds conftest.py's fixtures without an import)."""
+    tests_dir = os.path.join(REPO_ROOT, "tests")
+    found = [f"tests/{name}:{line} imports {imported}"
+             for name in sorted(os.listdir(tests_dir)) if name.endswith(".py")
+             for line, imported in imports_of_test_modules(os.path.join(tests_dir, name))]
+    assert found == []
+
+
+def test_modules_imported_from_a_test_module(tmp_path):
+    """The check above can fail: both ways of importing a test module are seen."""
+    path = tmp_path / "test_a.py"
+    path.write_text("import test_b\nfrom toys import tiny_transformer\n"
+                    "def f():\n    from test_c import helper\n")
+    assert imports_of_test_modules(str(path)) == [(1, "test_b"), (4, "test_c")]

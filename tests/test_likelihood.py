@@ -7,8 +7,7 @@ import tensorflow as tf
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.data.encoders import TokenTextEncoder
 from t2t_lite.decoding.likelihood import score_file, target_log_probs
-from t2t_lite.hparams.transformer import transformer_tiny
-from t2t_lite.models.transformer import Transformer
+from toys import tiny_transformer
 
 ENCODER = TokenTextEncoder(["a", "b", "c", "d"])
 
@@ -27,10 +26,7 @@ def incremental_log_prob(model, source: str, target: str) -> float:
 
 
 def test_teacher_forced_scores_equal_the_incremental_decoders():
-    tf.keras.utils.set_random_seed(3)
-    hparams = transformer_tiny()
-    hparams.override_from_dict({"hidden_size": 16, "filter_size": 32, "num_heads": 2})
-    model = Transformer(hparams, ENCODER.vocab_size)
+    model = tiny_model()
     pairs = [("a b c", "d d"), ("b", "a b c d a"), ("c c c c", "")]
     scores = target_log_probs(model, pairs, ENCODER, batch_size=2)  # padding in each batch
     expected = [incremental_log_prob(model, source, target) for source, target in pairs]
@@ -39,11 +35,7 @@ def test_teacher_forced_scores_equal_the_incremental_decoders():
 
 
 def tiny_model(**overrides):
-    tf.keras.utils.set_random_seed(3)
-    hparams = transformer_tiny()
-    hparams.override_from_dict({"hidden_size": 16, "filter_size": 32, "num_heads": 2,
-                                **overrides})
-    return Transformer(hparams, ENCODER.vocab_size)
+    return tiny_transformer(ENCODER.vocab_size, seed=3, **overrides)
 
 
 def test_score_file_counts_unknown_tokens_of_both_sides(tmp_path, caplog):

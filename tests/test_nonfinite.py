@@ -8,7 +8,7 @@ import tensorflow as tf
 from t2t_lite.training import trainer as trainer_module
 from t2t_lite.training.checkpoints import restore_model
 from t2t_lite.training.loop_state import NonFiniteLossError
-from test_trainer import data_dir, make_trainer, tiny_hparams  # noqa: F401 (a fixture)
+from toys import make_trainer, training_hparams
 
 BATCH = {"inputs": tf.constant([[2, 3, 3, 1], [3, 2, 1, 0]]),
          "targets": tf.constant([[3, 3, 2, 1], [2, 3, 1, 0]])}
@@ -28,9 +28,9 @@ def all_finite(weights):
     return all(np.all(np.isfinite(w)) for w in weights)
 
 
-def test_a_nan_stops_the_run_and_keeps_the_last_good_checkpoint(data_dir, tmp_path,  # noqa: F811
-                                                               monkeypatch):
-    trainer = make_trainer(data_dir, tmp_path, tiny_hparams(), train_steps=8,
+def test_a_nan_stops_the_run_and_keeps_the_last_good_checkpoint(reverse_data, tmp_path,
+                                                                monkeypatch):
+    trainer = make_trainer(reverse_data, tmp_path, training_hparams(), train_steps=8,
                            save_checkpoints_steps=2, eval_every_steps=1000, log_every_steps=1)
     poison(monkeypatch, lambda: trainer.optimizer.iterations >= 4)  # the 5th step is bad
     with pytest.raises(NonFiniteLossError, match=r"at step 5; stopped without saving, so "
@@ -43,10 +43,10 @@ def test_a_nan_stops_the_run_and_keeps_the_last_good_checkpoint(data_dir, tmp_pa
 
 
 @pytest.mark.parametrize("replicas", [1, 2])
-def test_a_skipped_step_leaves_the_weights_untouched(data_dir, tmp_path, monkeypatch,  # noqa: F811
+def test_a_skipped_step_leaves_the_weights_untouched(reverse_data, tmp_path, monkeypatch,
                                                      replicas, request):
     strategy = request.getfixturevalue("two_cpu_strategy") if replicas == 2 else None
-    trainer = make_trainer(data_dir, tmp_path, tiny_hparams("skip_nonfinite_steps=true"),
+    trainer = make_trainer(reverse_data, tmp_path, training_hparams("skip_nonfinite_steps=true"),
                            strategy)
     bad = tf.Variable(True)
     poison(monkeypatch, lambda: bad)
@@ -60,15 +60,15 @@ def test_a_skipped_step_leaves_the_weights_untouched(data_dir, tmp_path, monkeyp
     trainer.train_on(dataset, 1)
     assert trainer.step == 1 and all_finite(trainer.model.get_weights())
     # The good step after the skipped one is the step a run without it would take.
-    fresh = make_trainer(data_dir, tmp_path / "fresh", tiny_hparams(), strategy)
+    fresh = make_trainer(reverse_data, tmp_path / "fresh", training_hparams(), strategy)
     fresh.model.set_weights(before)
     fresh.train_on(dataset, 1)
     for expected, got in zip(fresh.model.get_weights(), trainer.model.get_weights()):
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-7)
 
 
-def test_skipping_gives_up_on_a_run_of_bad_steps(data_dir, tmp_path, monkeypatch):  # noqa: F811
-    trainer = make_trainer(data_dir, tmp_path, tiny_hparams("skip_nonfinite_steps=true"),
+def test_skipping_gives_up_on_a_run_of_bad_steps(reverse_data, tmp_path, monkeypatch):
+    trainer = make_trainer(reverse_data, tmp_path, training_hparams("skip_nonfinite_steps=true"),
                            train_steps=50, save_checkpoints_steps=1000, eval_every_steps=1000)
     poison(monkeypatch, lambda: trainer.optimizer.iterations >= 2)
     with pytest.raises(NonFiniteLossError, match="20 batches in a row .* after step 2"):

@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
-from test_trainer import data_dir, make_trainer, tiny_hparams  # noqa: F401 (a fixture)
+from toys import make_trainer, training_hparams
 
 BATCH = {"inputs": tf.constant([[2, 3, 3, 2, 1], [3, 2, 1, 0, 0]]),
          "targets": tf.constant([[2, 3, 3, 2, 1], [2, 3, 1, 0, 0]])}
@@ -18,8 +18,8 @@ def one_batch():
 
 @pytest.mark.parametrize("dtype", ["mixed_bfloat16", "mixed_float16"])
 def test_mixed_precision_computes_in_half_and_keeps_float32_where_it_matters(
-        data_dir, tmp_path, dtype):  # noqa: F811
-    trainer = make_trainer(data_dir, tmp_path, tiny_hparams(f"dtype={dtype}"))
+        reverse_data, tmp_path, dtype):
+    trainer = make_trainer(reverse_data, tmp_path, training_hparams(f"dtype={dtype}"))
     model = trainer.model
     half = tf.bfloat16 if dtype == "mixed_bfloat16" else tf.float16
     assert all(variable.dtype == tf.float32 for variable in model.trainable_variables)
@@ -38,18 +38,19 @@ def test_mixed_precision_computes_in_half_and_keeps_float32_where_it_matters(
     assert ids.shape[:2] == (2, 2) and np.all(np.isfinite(scores.numpy()))
 
 
-def test_float32_and_mixed_bfloat16_agree_roughly(data_dir, tmp_path):  # noqa: F811
-    full = make_trainer(data_dir, tmp_path / "full", tiny_hparams())
-    mixed = make_trainer(data_dir, tmp_path / "mixed", tiny_hparams("dtype=mixed_bfloat16"))
+def test_float32_and_mixed_bfloat16_agree_roughly(reverse_data, tmp_path):
+    full = make_trainer(reverse_data, tmp_path / "full", training_hparams())
+    mixed = make_trainer(reverse_data, tmp_path / "mixed",
+                         training_hparams("dtype=mixed_bfloat16"))
     mixed.model.set_weights(full.model.get_weights())
     # bfloat16 keeps 8 bits of mantissa: logits agree to about 1e-2 relative.
     np.testing.assert_allclose(mixed.model(BATCH).numpy(), full.model(BATCH).numpy(),
                                rtol=0.05, atol=0.05)
 
 
-def test_xla_step_equals_the_plain_step(data_dir, tmp_path):  # noqa: F811
-    plain = make_trainer(data_dir, tmp_path / "plain", tiny_hparams())
-    compiled = make_trainer(data_dir, tmp_path / "xla", tiny_hparams("xla=true"))
+def test_xla_step_equals_the_plain_step(reverse_data, tmp_path):
+    plain = make_trainer(reverse_data, tmp_path / "plain", training_hparams())
+    compiled = make_trainer(reverse_data, tmp_path / "xla", training_hparams("xla=true"))
     compiled.model.set_weights(plain.model.get_weights())
     plain_loss = plain.train_on(one_batch(), 2)["loss"]
     compiled_loss = compiled.train_on(one_batch(), 2)["loss"]
@@ -58,11 +59,11 @@ def test_xla_step_equals_the_plain_step(data_dir, tmp_path):  # noqa: F811
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
 
 
-def test_bad_combinations_are_refused(data_dir, tmp_path, two_cpu_strategy):  # noqa: F811
+def test_bad_combinations_are_refused(reverse_data, tmp_path, two_cpu_strategy):
     with pytest.raises(ValueError, match="'dtype' must be one of 'float32', 'mixed_bfloat16', "):
-        make_trainer(data_dir, tmp_path / "a", tiny_hparams("dtype=float8"))
+        make_trainer(reverse_data, tmp_path / "a", training_hparams("dtype=float8"))
     with pytest.raises(ValueError, match="clip_grad_norm cannot be combined with dtype="):
-        make_trainer(data_dir, tmp_path / "b",
-                     tiny_hparams("dtype=mixed_float16,clip_grad_norm=1.0"))
+        make_trainer(reverse_data, tmp_path / "b",
+                     training_hparams("dtype=mixed_float16,clip_grad_norm=1.0"))
     with pytest.raises(ValueError, match="2 replicas: set xla=false"):
-        make_trainer(data_dir, tmp_path / "c", tiny_hparams("xla=true"), two_cpu_strategy)
+        make_trainer(reverse_data, tmp_path / "c", training_hparams("xla=true"), two_cpu_strategy)

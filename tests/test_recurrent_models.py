@@ -9,14 +9,12 @@ from t2t_lite import registry
 from t2t_lite.builtins import load_builtins
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
-from t2t_lite.experiment import Experiment
 from t2t_lite.hparam import HParamsError
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.base import NoAttentionError, shift_right
 from t2t_lite.precision import dtype_policy
-from t2t_lite.problems.algorithmic import AlgorithmicIdentityDecimal40
-from t2t_lite.training.trainer import TrainOptions, Trainer
+from toys import ShortCopy, make_trainer
 
 load_builtins()
 
@@ -190,21 +188,6 @@ def test_every_lstm_set_builds_its_model(set_name):
     assert model({"inputs": INPUTS, "targets": TARGETS}).shape == (3, 5, VOCAB)
 
 
-class ShortCopy(AlgorithmicIdentityDecimal40):
-    """Copy 1..8 symbols of 5."""
-    num_symbols = 5
-    max_length = 8
-    split_sizes = {"train": 5000, "dev": 200, "test": 10}
-    name = "algorithmic_identity_decimal40"
-
-
-@pytest.fixture(scope="module")
-def copy_data(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("copy_data"))
-    ShortCopy().generate_data(path, path)
-    return path
-
-
 # (model, overrides, sequence accuracy to reach on dev, within this many steps).
 LEARNERS = [
     (SEQ2SEQ, "", 0.75, 600),
@@ -224,10 +207,9 @@ def test_each_model_learns_to_copy(copy_data, tmp_path, name, overrides, target,
         "loss_normalizer=tokens,batch_size=256,max_length=10,length_bucket_step=0")
     if overrides:
         hparams.parse(overrides)
-    trainer = Trainer(Experiment(ShortCopy(), name, "lstm_test", hparams, copy_data,
-                                 str(tmp_path)),
-                      TrainOptions(save_checkpoints_steps=10**6, save_checkpoints_minutes=1e6,
-                                   log_every_steps=10**6, eval_every_steps=10**6))
+    trainer = make_trainer(copy_data, tmp_path, hparams, model_name=name, problem=ShortCopy(),
+                           save_checkpoints_steps=10**6, save_checkpoints_minutes=1e6,
+                           log_every_steps=10**6, eval_every_steps=10**6)
     accuracy = 0.0
     for steps in range(200, max_steps + 1, 100):
         trainer.options.train_steps = steps

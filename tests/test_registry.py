@@ -1,12 +1,11 @@
+import sys
+
 import pytest
 
+from cli_helpers import USR_DIR, usr_dir_imports
 from t2t_lite import registry
 from t2t_lite.builtins import load_builtins
 from t2t_lite.registry import Registry, snake_case
-
-import os
-
-USR_DIR = os.path.join(os.path.dirname(__file__), "usr_dir_example")
 
 
 def test_snake_case_names():
@@ -54,6 +53,18 @@ def test_unknown_name_lists_registered_grouped_by_prefix():
     assert "algorithmic: algorithmic_c" in message
 
 
+def test_a_refused_name_fails_in_one_line_unless_registered():
+    reg = Registry("hparams set")
+    reg.refuse("old_tpu_set", "use --hparams_set=new_set")
+    with pytest.raises(KeyError) as info:
+        reg["old_tpu_set"]
+    assert str(info.value) == ("hparams set 'old_tpu_set' is tensor2tensor's and has no "
+                               "t2t-lite twin: use --hparams_set=new_set")
+    assert "old_tpu_set" not in reg and reg.names() == []
+    reg.register("old_tpu_set")(dict)  # a user's own set of that name wins
+    assert reg["old_tpu_set"] is dict
+
+
 def test_builtins_registered():
     load_builtins()
     assert "transformer_base" in registry.hparams_sets
@@ -64,10 +75,25 @@ def test_builtins_registered():
     assert "problems:" in text and "models:" in text and "hparams sets:" in text
 
 
-def test_usr_dir_registrations_appear():
-    registry.import_usr_dir(USR_DIR)
+def test_usr_dir_registrations_appear(usr_dir_import):
+    usr_dir_import(USR_DIR)
     hparams = registry.hparams_sets["my_very_small_transformer"]()
     assert hparams.hidden_size == 32
+
+
+def test_usr_dir_import_leaves_nothing_behind(tmp_path):
+    """What the usr_dir_import fixture promises: a user's registration, module and
+    sys.path entry are gone after the test, and a later import registers it again."""
+    path = usr_package(tmp_path, "usr_leaves", {
+        "__init__.py": "from t2t_lite.registry import register_hparams\n"
+                       "from t2t_lite.hparams.transformer import transformer_tiny\n"
+                       "register_hparams('usr_leaves_set')(transformer_tiny)\n"})
+    for _ in range(2):
+        with usr_dir_imports() as import_usr_dir:
+            import_usr_dir(path)
+            assert "usr_leaves_set" in registry.hparams_sets and str(tmp_path) in sys.path
+        assert "usr_leaves_set" not in registry.hparams_sets
+        assert "usr_leaves" not in sys.modules and str(tmp_path) not in sys.path
 
 
 def test_usr_dir_must_be_a_package(tmp_path):
@@ -96,20 +122,20 @@ def usr_package(tmp_path, name: str, files: dict) -> str:
                                   "register_model('transformer')(object)\n"},
      "__init__.py:2", "ValueError: model 'transformer' is already registered"),
 ])
-def test_usr_dir_that_fails_to_import_is_one_line_naming_its_file(tmp_path, name, files,
-                                                                   where, says):
+def test_usr_dir_that_fails_to_import_is_one_line_naming_its_file(tmp_path, usr_dir_import,
+                                                                   name, files, where, says):
     load_builtins()
     path = usr_package(tmp_path, name, files)
     with pytest.raises(registry.UsrDirError) as info:
-        registry.import_usr_dir(path)
+        usr_dir_import(path)
     message = str(info.value)
     assert message.startswith(f"--t2t_usr_dir={path}: importing it failed: {path}/{where}: ")
     assert says in message and "\n" not in message
 
 
-def test_errors_inside_our_code_keep_their_traceback(tmp_path):
+def test_errors_inside_our_code_keep_their_traceback(tmp_path, usr_dir_import):
     """Not a ValueError or KeyError raised on purpose: maybe our bug, so traced back."""
     path = usr_package(tmp_path, "usr_hits_our_code", {
         "__init__.py": "from t2t_lite.registry import snake_case\nsnake_case(None)\n"})
     with pytest.raises(TypeError):
-        registry.import_usr_dir(path)
+        usr_dir_import(path)

@@ -6,8 +6,8 @@ import os
 
 import tensorflow as tf
 
+from source_files import module_files
 from t2t_lite.training.averaging import average_last_checkpoints
-from test_import_layers import module_files
 
 # (module, attribute) pairs, or bare builtins, that run code or build objects from data.
 FORBIDDEN = {("builtins", "eval"), ("builtins", "exec"), ("builtins", "compile"),

@@ -6,41 +6,13 @@ import tensorflow as tf
 from t2t_lite.builtins import load_builtins
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.decoding.decoder import decode_lines
-from t2t_lite.experiment import Experiment
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
-from t2t_lite.problems.algorithmic import (AlgorithmicReverseBinary40, fresh_binary_strings,
-                                          reversal_accuracy_by_length)
+from t2t_lite.problems.algorithmic import fresh_binary_strings, reversal_accuracy_by_length
 from t2t_lite.training.checkpoints import restore_model
-from t2t_lite.training.trainer import TrainOptions, Trainer
+from toys import make_trainer, training_hparams
 
 load_builtins()
-
-
-class SmallReverse(AlgorithmicReverseBinary40):
-    split_sizes = {"train": 20000, "dev": 300, "test": 10}
-    name = "algorithmic_reverse_binary40"
-
-
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("reverse_data"))
-    SmallReverse().generate_data(path, path)
-    return path
-
-
-def tiny_hparams(overrides=""):
-    hparams = transformer_tiny()
-    hparams.parse("hidden_size=32,filter_size=64,num_heads=2,layer_prepostprocess_dropout=0.0,"
-                  "batch_size=512")
-    return hparams.parse(overrides) if overrides else hparams
-
-
-def make_trainer(data_dir, output_dir, hparams, strategy=None, model_name="transformer",
-                 **options):
-    experiment = Experiment(SmallReverse(), model_name, "test_hparams", hparams, data_dir,
-                            str(output_dir))
-    return Trainer(experiment, TrainOptions(**options), strategy)
 
 
 def rnn_hparams(overrides):
@@ -52,7 +24,7 @@ def rnn_hparams(overrides):
 
 # (model, hparams): the second and third clip at a norm the first step exceeds.
 REPLICA_CASES = [
-    ("transformer", lambda: tiny_hparams("gradient_accumulation_steps=1")),
+    ("transformer", lambda: training_hparams("gradient_accumulation_steps=1")),
     ("lstm_seq2seq_attention_bahdanau",
      lambda: rnn_hparams("optimizer=adadelta,learning_rate=10.0,clip_grad_norm=0.05,"
                          "reverse_source=false")),
@@ -64,7 +36,7 @@ REPLICA_CASES = [
 
 @pytest.mark.parametrize("model_name, make_hparams", REPLICA_CASES,
                          ids=[case[0] for case in REPLICA_CASES])
-def test_two_replicas_match_one_device(data_dir, tmp_path, two_cpu_strategy, model_name,
+def test_two_replicas_match_one_device(reverse_data, tmp_path, two_cpu_strategy, model_name,
                                        make_hparams):
     """One step on 2 logical CPU devices equals one step on one device with the same
     global batch, clipping included (the summed gradient is clipped, not each part)."""
@@ -72,8 +44,8 @@ def test_two_replicas_match_one_device(data_dir, tmp_path, two_cpu_strategy, mod
              "targets": tf.constant([[3, 3, 2, 1], [2, 3, 1, 0], [2, 1, 0, 0], [2, 3, 3, 1]])}
     dataset = tf.data.Dataset.from_tensors(batch).repeat()
     hparams = make_hparams()
-    single = make_trainer(data_dir, tmp_path / "one", hparams, model_name=model_name)
-    mirrored = make_trainer(data_dir, tmp_path / "two", hparams, two_cpu_strategy,
+    single = make_trainer(reverse_data, tmp_path / "one", hparams, model_name=model_name)
+    mirrored = make_trainer(reverse_data, tmp_path / "two", hparams, two_cpu_strategy,
                             model_name=model_name)
     assert mirrored.strategy.num_replicas_in_sync == 2
     initial = single.model.get_weights()
@@ -85,7 +57,7 @@ def test_two_replicas_match_one_device(data_dir, tmp_path, two_cpu_strategy, mod
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
     assert any(not np.allclose(a, b) for a, b in zip(single.model.get_weights(), initial))
     if hparams.clip_grad_norm:  # the clip was active: without it the step differs
-        unclipped = make_trainer(data_dir, tmp_path / "unclipped",
+        unclipped = make_trainer(reverse_data, tmp_path / "unclipped",
                                  hparams.copy().parse("clip_grad_norm=0.0"),
                                  model_name=model_name)
         unclipped.model.set_weights(initial)
@@ -94,7 +66,7 @@ def test_two_replicas_match_one_device(data_dir, tmp_path, two_cpu_strategy, mod
                    zip(single.model.get_weights(), unclipped.model.get_weights()))
 
 
-def test_sentence_normalized_loss_scales_the_step_by_tokens_per_sentence(data_dir, tmp_path):
+def test_sentence_normalized_loss_scales_the_step_by_tokens_per_sentence(reverse_data, tmp_path):
     """The RNN papers' objective (per-sentence sums averaged over sentences): with
     plain SGD the update is the per-token one times tokens / sentences."""
     batch = {"inputs": tf.constant([[2, 3, 1], [3, 1, 0]]),
@@ -102,7 +74,7 @@ def test_sentence_normalized_loss_scales_the_step_by_tokens_per_sentence(data_di
     dataset = tf.data.Dataset.from_tensors(batch).repeat()
     steps = {}
     for normalizer in ("tokens", "sentences"):
-        trainer = make_trainer(data_dir, tmp_path / normalizer, rnn_hparams(
+        trainer = make_trainer(reverse_data, tmp_path / normalizer, rnn_hparams(
             f"optimizer=sgd,learning_rate=0.1,clip_grad_norm=0.0,loss_normalizer={normalizer}"),
             model_name="lstm_seq2seq")
         initial = trainer.model.get_weights()
@@ -114,15 +86,15 @@ def test_sentence_normalized_loss_scales_the_step_by_tokens_per_sentence(data_di
         rnn_hparams("loss_normalizer=words")
 
 
-def test_gradient_accumulation_equals_one_big_batch(data_dir, tmp_path):
+def test_gradient_accumulation_equals_one_big_batch(reverse_data, tmp_path):
     half_a = {"inputs": tf.constant([[2, 3, 1], [3, 1, 0]]),
               "targets": tf.constant([[3, 2, 1], [3, 1, 0]])}
     half_b = {"inputs": tf.constant([[3, 3, 1], [2, 1, 0]]),
               "targets": tf.constant([[3, 3, 1], [2, 1, 0]])}
     whole = {k: tf.concat([half_a[k], half_b[k]], 0) for k in half_a}
-    big = make_trainer(data_dir, tmp_path / "big", tiny_hparams())
-    accum = make_trainer(data_dir, tmp_path / "acc",
-                         tiny_hparams("gradient_accumulation_steps=2"))
+    big = make_trainer(reverse_data, tmp_path / "big", training_hparams())
+    accum = make_trainer(reverse_data, tmp_path / "acc",
+                         training_hparams("gradient_accumulation_steps=2"))
     accum.model.set_weights(big.model.get_weights())
     big.train_on(tf.data.Dataset.from_tensors(whole).repeat(), 1)
     halves = tf.data.Dataset.from_tensors(half_a).concatenate(
@@ -133,30 +105,30 @@ def test_gradient_accumulation_equals_one_big_batch(data_dir, tmp_path):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
 
 
-def test_resume_continues_from_checkpoint(data_dir, tmp_path):
-    first = make_trainer(data_dir, tmp_path, tiny_hparams(), train_steps=3,
+def test_resume_continues_from_checkpoint(reverse_data, tmp_path):
+    first = make_trainer(reverse_data, tmp_path, training_hparams(), train_steps=3,
                          save_checkpoints_steps=3, eval_batches=1, log_every_steps=1)
     first.train()
     weights = first.model.get_weights()
-    second = make_trainer(data_dir, tmp_path, tiny_hparams(), train_steps=5,
+    second = make_trainer(reverse_data, tmp_path, training_hparams(), train_steps=5,
                           save_checkpoints_steps=100, eval_batches=1)
     assert second.restore() == 3
     for a, b in zip(weights, second.model.get_weights()):
         np.testing.assert_array_equal(a, b)
     second.train()
     assert second.step == 5
-    restored = make_trainer(data_dir, tmp_path / "fresh", tiny_hparams()).model
+    restored = make_trainer(reverse_data, tmp_path / "fresh", training_hparams()).model
     restore_model(restored, str(tmp_path))
     for a, b in zip(second.model.get_weights(), restored.get_weights()):
         np.testing.assert_array_equal(a, b)
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-5")
 
 
-def test_training_traces_once_per_batch_shape_at_most(data_dir, tmp_path):
+def test_training_traces_once_per_batch_shape_at_most(reverse_data, tmp_path):
     """The regression guard for training speed (not a timing): the trainer's own
     length-bucketed batches, of several shapes, reuse the step's graph."""
-    trainer = make_trainer(data_dir, tmp_path,
-                           tiny_hparams("batch_size=256,length_bucket_step=1.5"))
+    trainer = make_trainer(reverse_data, tmp_path,
+                           training_hparams("batch_size=256,length_bucket_step=1.5"))
     traces, replica_step = [], trainer._replica_step
 
     def counted(batches):
@@ -171,7 +143,7 @@ def test_training_traces_once_per_batch_shape_at_most(data_dir, tmp_path):
 
 
 @pytest.mark.slow
-def test_tiny_transformer_learns_to_reverse(data_dir, tmp_path):
+def test_tiny_transformer_learns_to_reverse(reverse_data, tmp_path):
     """The spine's acceptance test: >= 99% sequence accuracy on dev, then fresh
     random strings reversed with beam search as a user would decode them.
 
@@ -190,7 +162,7 @@ def test_tiny_transformer_learns_to_reverse(data_dir, tmp_path):
         "hidden_size=64,filter_size=256,"
         "layer_prepostprocess_dropout=0.0,label_smoothing=0.0,learning_rate=0.3,"
         "learning_rate_warmup_steps=400,batch_size=1024,length_bucket_step=0,max_length=41")
-    trainer = make_trainer(data_dir, tmp_path, hparams, save_checkpoints_steps=100000,
+    trainer = make_trainer(reverse_data, tmp_path, hparams, save_checkpoints_steps=100000,
                            save_checkpoints_minutes=1000, log_every_steps=250)
     accuracy = 0.0
     for steps in [1000] + list(range(1100, 4001, 100)):
@@ -201,7 +173,7 @@ def test_tiny_transformer_learns_to_reverse(data_dir, tmp_path):
             break
     assert accuracy >= 0.99, (trainer.step, accuracy)
     inputs = fresh_binary_strings(per_length=3, seed=2026)
-    encoder = trainer.experiment.problem.feature_encoders(data_dir)["inputs"]
+    encoder = trainer.experiment.problem.feature_encoders(reverse_data)["inputs"]
     outputs = decode_lines(inputs, encoder, BeamSearchDecoder(trainer.model, 4, 0.6),
                            batch_size=40, extra_length=5)
     by_length = reversal_accuracy_by_length(inputs, outputs)

@@ -1,4 +1,5 @@
-"""Tests for the Transformer model, its embeddings and blocks, and its hparams sets."""
+"""Tests for the Transformer model, its embeddings and blocks, and its hparams sets
+(tensor2tensor's names included)."""
 import math
 
 import numpy as np
@@ -15,6 +16,8 @@ from t2t_lite.hparams.transformer import transformer_base, transformer_big, tran
 from t2t_lite.layers.embedding import sinusoid_position_encoding
 from t2t_lite.models.base import Seq2SeqModel, shift_right
 from t2t_lite.models.transformer import Transformer
+from t2t_lite.training.schedules import learning_rate_schedule
+from toys import tiny_transformer
 
 VOCAB = 20
 INPUTS = tf.constant([[3, 4, 5, 0], [6, 7, 0, 0]])
@@ -22,21 +25,29 @@ TARGETS = tf.constant([[8, 9, 1, 0, 0], [5, 6, 7, 2, 1]])
 
 
 def tiny_model(**overrides) -> Transformer:
-    hparams = transformer_tiny()
-    hparams.override_from_dict({"hidden_size": 16, "filter_size": 32, "num_heads": 2,
-                                "max_length": 16, **overrides})
-    return Transformer(hparams, VOCAB)
+    return tiny_transformer(VOCAB, **{"max_length": 16, **overrides})
 
 
 def logits(model: Transformer, inputs: tf.Tensor, targets: tf.Tensor, **kwargs) -> np.ndarray:
     return model({"inputs": inputs, "targets": targets}, **kwargs).numpy()
 
 
+# The methods every model must define (docs/DESIGN.md, "Model interface").
+INTERFACE = {"call", "encode", "initial_decode_state", "decode_step"}
+
+
 def test_registered_and_abstract_base():
+    """"transformer" is the Transformer, a complete Seq2SeqModel; the base leaves each
+    interface method to the model, so a model lacking any one is refused when built."""
     load_builtins()
     assert registry.models["transformer"] is Transformer
-    with pytest.raises(TypeError, match="abstract"):
-        Seq2SeqModel(transformer_tiny(), VOCAB)
+    assert issubclass(Transformer, Seq2SeqModel) and not Transformer.__abstractmethods__
+    assert Seq2SeqModel.__abstractmethods__ == INTERFACE
+    for missing in sorted(INTERFACE):
+        defined = {name: lambda self, *args, **kwargs: None for name in INTERFACE - {missing}}
+        lacking = type(f"Lacks_{missing}", (Seq2SeqModel,), defined)
+        with pytest.raises(TypeError, match=f"abstract.*{missing}"):
+            lacking(transformer_tiny(), VOCAB)
 
 
 def test_shift_right_starts_with_pad():
@@ -218,21 +229,33 @@ def test_learned_positions_bound_decoding_and_the_checkpoint_shape():
         search(tf.ones([1, 7], tf.int32), 50)
 
 
-TABLE3 = ["transformer_base_" + suffix for suffix in (
-    "h1", "h4", "h16", "h32", "dk16", "dk32", "layers2", "layers4", "layers8", "hidden256",
-    "hidden1024", "filter1024", "filter4096", "dropout0", "dropout2", "ls0", "ls2",
-    "learned_pos")]
+# Each Table 3 row's set: the keys in which it differs from transformer_base.
+TABLE3 = {
+    **{f"transformer_base_h{h}": {"num_heads": h} for h in (1, 4, 16, 32)},
+    **{f"transformer_base_dk{d}": {"attention_key_channels": 8 * d} for d in (16, 32)},
+    **{f"transformer_base_layers{n}": {"num_encoder_layers": n, "num_decoder_layers": n}
+       for n in (2, 4, 8)},
+    **{f"transformer_base_hidden{d}": {"hidden_size": d} for d in (256, 1024)},
+    **{f"transformer_base_filter{d}": {"filter_size": d} for d in (1024, 4096)},
+    **{f"transformer_base_dropout{t}": {"layer_prepostprocess_dropout": t / 10} for t in (0, 2)},
+    **{f"transformer_base_ls{t}": {"label_smoothing": t / 10} for t in (0, 2)},
+    "transformer_base_learned_pos": {"position_embedding": "learned"},
+}
 # (num_heads, d_k, d_v) of a few rows, checked on a built model.
 TABLE3_HEADS = {"transformer_base_h4": (4, 128, 128), "transformer_base_dk16": (8, 16, 64),
                 "transformer_base_hidden256": (8, 32, 32)}
 
 
+def differences(hparams, base) -> dict:
+    """The values of ``hparams`` that ``base`` does not share."""
+    return {key: value for key, value in hparams.values().items()
+            if base.values().get(key) != value}
+
+
 def test_table3_variants_are_registered_with_their_head_sizes():
     load_builtins()
-    for name in TABLE3:
-        assert registry.hparams_sets[name]() != transformer_base(), name
-    assert registry.hparams_sets["transformer_base_dropout2"]().layer_prepostprocess_dropout == 0.2
-    assert registry.hparams_sets["transformer_base_ls0"]().label_smoothing == 0.0
+    for name, changed in TABLE3.items():
+        assert differences(registry.hparams_sets[name](), transformer_base()) == changed, name
     for name, (heads, key_depth, value_depth) in TABLE3_HEADS.items():
         hparams = registry.hparams_sets[name]()
         hparams.num_encoder_layers = hparams.num_decoder_layers = 1  # cheap to build
@@ -240,6 +263,67 @@ def test_table3_variants_are_registered_with_their_head_sizes():
             attention = Transformer(hparams, 10).decoder_blocks[0].cross_attention
         assert (attention.num_heads, attention.key_depth, attention.value_depth) == \
             (heads, key_depth, value_depth), name
+
+
+# tensor2tensor's sets: (the set T2T builds it on, how it differs from that one,
+# T2T's batch size, peak learning rate and warmup steps), the peak from T2T's own
+# formulas: "noam" learning_rate * 0.002 (Adam) * 5000 * d^-0.5 * warmup^-0.5 (v1, v2);
+# constant * d^-0.5 * warmup^-0.5 (v3 and after); single_gpu's constant * warmup^-0.5.
+T2T_SETS = {
+    "transformer_base_v1": ("transformer_base", {},
+                            4096, 0.1 * 0.002 * 5000 * 512 ** -0.5 * 4000 ** -0.5, 4000),
+    "transformer_base_v2": ("transformer_base_v1",
+                            {"normalize_before": True, "attention_dropout": 0.1,
+                             "relu_dropout": 0.1, "learning_rate": 2.0,
+                             "learning_rate_warmup_steps": 8000},
+                            4096, 0.2 * 0.002 * 5000 * 512 ** -0.5 * 8000 ** -0.5, 8000),
+    "transformer_base_v3": ("transformer_base_v2", {"optimizer_adam_beta2": 0.997},
+                            4096, 2.0 * 512 ** -0.5 * 8000 ** -0.5, 8000),
+    "transformer_base_single_gpu": ("transformer_base_v3",
+                                    {"batch_size": 1024, "learning_rate": 0.1 * 512 ** 0.5,
+                                     "learning_rate_warmup_steps": 16000},
+                                    1024, 0.1 * 16000 ** -0.5, 16000),
+    "transformer_big_dr1": ("transformer_base_v3",
+                            {"hidden_size": 1024, "filter_size": 4096, "num_heads": 16},
+                            4096, 2.0 * 1024 ** -0.5 * 8000 ** -0.5, 8000),
+    "transformer_big_single_gpu": ("transformer_big_dr1",
+                                   {"batch_size": 2048, "learning_rate_warmup_steps": 16000},
+                                   2048, 2.0 * 1024 ** -0.5 * 16000 ** -0.5, 16000),
+    "transformer_big_enfr": ("transformer_big_dr1",
+                             {"filter_size": 8192,
+                              "shared_embedding_and_softmax_weights": False},
+                             4096, 2.0 * 1024 ** -0.5 * 8000 ** -0.5, 8000),
+}
+
+
+@pytest.mark.parametrize("name", T2T_SETS)
+def test_tensor2tensor_sets_have_its_batch_learning_rate_and_warmup(name):
+    load_builtins()
+    base, changed, batch_size, peak, warmup = T2T_SETS[name]
+    hparams = registry.hparams_sets[name]().check()
+    assert differences(hparams, registry.hparams_sets[base]()) == changed
+    assert (hparams.batch_size, hparams.learning_rate_warmup_steps) == (batch_size, warmup)
+    schedule = learning_rate_schedule(hparams)
+    # The optimizer's step warmup - 1 is the schedule's step warmup (counted from 1);
+    # past the peak the rate falls as step^-0.5, as T2T's does.
+    assert float(schedule(warmup - 1)) == pytest.approx(peak, rel=1e-5)
+    assert float(schedule(4 * warmup - 1)) == pytest.approx(peak / 2, rel=1e-5)
+    hparams.num_encoder_layers = hparams.num_decoder_layers = 1  # cheap to build
+    with tf.Graph().as_default():
+        assert Transformer(hparams, 10).hparams is hparams
+
+
+@pytest.mark.parametrize("name, instead", [("transformer_tpu", "transformer_base_v3"),
+                                           ("transformer_big_enfr_tpu", "transformer_big_enfr"),
+                                           ("transformer_tiny_tpu", "transformer_tiny")])
+def test_tensor2tensor_tpu_sets_are_refused_naming_the_set_to_use(name, instead):
+    load_builtins()
+    with pytest.raises(KeyError) as info:
+        registry.hparams_sets[name]
+    assert str(info.value) == (f"hparams set {name!r} is tensor2tensor's and has no t2t-lite "
+                               "twin: it is a TPU set (Adafactor, fixed-length batches); "
+                               f"use --hparams_set={instead}")
+    assert name not in registry.hparams_sets and instead in registry.hparams_sets
 
 
 def test_attention_weights_are_softmaxes_that_respect_padding_and_causality():

@@ -1,0 +1,72 @@
+"""The small things many tests build: a tiny Transformer, a trainer of one, and the
+small algorithmic problems they learn (conftest.py's ``reverse_data`` and
+``copy_data`` fixtures generate those once a session).
+
+Test modules import these from here, never from each other
+(``tests/test_import_layers.py`` checks that).
+"""
+from __future__ import annotations
+
+import tensorflow as tf
+
+from t2t_lite.data.problem import Problem
+from t2t_lite.experiment import Experiment
+from t2t_lite.hparam import HParams
+from t2t_lite.hparams.transformer import transformer_tiny
+from t2t_lite.models.transformer import Transformer
+from t2t_lite.problems.algorithmic import (AlgorithmicIdentityDecimal40,
+                                          AlgorithmicReverseBinary40)
+from t2t_lite.training.trainer import TrainOptions, Trainer
+
+
+def tiny_transformer_hparams(**overrides) -> HParams:
+    """transformer_tiny cut to 16 channels, d_ff 32 and 2 heads: every test of the
+    model's behaviour runs on it in milliseconds."""
+    return transformer_tiny().override_from_dict(
+        {"hidden_size": 16, "filter_size": 32, "num_heads": 2, **overrides})
+
+
+def tiny_transformer(vocab_size: int, seed: int | None = None, **overrides) -> Transformer:
+    """An untrained tiny Transformer; ``seed`` fixes its initial weights."""
+    if seed is not None:
+        tf.keras.utils.set_random_seed(seed)
+    return Transformer(tiny_transformer_hparams(**overrides), vocab_size)
+
+
+class SmallReverse(AlgorithmicReverseBinary40):
+    """Binary strings to reverse, 20k of them: enough to learn on, quick to write."""
+    split_sizes = {"train": 20000, "dev": 300, "test": 10}
+    name = "algorithmic_reverse_binary40"
+
+
+class ShortCopy(AlgorithmicIdentityDecimal40):
+    """Copy 1..8 symbols of 5."""
+    num_symbols = 5
+    max_length = 8
+    split_sizes = {"train": 5000, "dev": 200, "test": 10}
+    name = "algorithmic_identity_decimal40"
+
+
+def generated_data(problem: Problem, folder: str) -> str:
+    """``problem``'s vocabulary and shards written to ``folder`` (also its tmp dir)."""
+    problem.generate_data(folder, folder)
+    return folder
+
+
+def training_hparams(overrides: str = "") -> HParams:
+    """A tiny Transformer that trains in a few steps: 32 channels, no dropout (so
+    replicas and repeated runs compute the same step), batches of 512 tokens."""
+    return transformer_tiny().parse(
+        "hidden_size=32,filter_size=64,num_heads=2,layer_prepostprocess_dropout=0.0,"
+        "batch_size=512").parse(overrides)
+
+
+def make_trainer(data_dir: str, output_dir, hparams: HParams,
+                 strategy: tf.distribute.Strategy | None = None,
+                 model_name: str = "transformer", problem: Problem | None = None,
+                 **options) -> Trainer:
+    """A Trainer of ``model_name`` on ``problem`` (SmallReverse unless given);
+    ``options`` are TrainOptions fields."""
+    experiment = Experiment(problem or SmallReverse(), model_name, "test_hparams", hparams,
+                            data_dir, str(output_dir))
+    return Trainer(experiment, TrainOptions(**options), strategy)
