@@ -11,7 +11,6 @@ from t2t_lite import registry
 from t2t_lite.bin import t2t_decoder, t2t_exporter, t2t_trainer
 from t2t_lite.data.encoders import TokenTextEncoder
 from t2t_lite.export.ctranslate2_spec import transformer_spec, translate_lines, vocabulary
-from t2t_lite.experiment import resolve
 from t2t_lite.models.transformer import Transformer
 from test_export import TranslateEnxxExportTest  # registers PROBLEM: upper-cased sentences
 
@@ -38,8 +37,10 @@ def train(root, model, hparams_set, hparams, steps):
 def decode(output_dir, root, decode_hparams):
     source, target = root / "lines.txt", root / f"decoded-{decode_hparams}.txt"
     source.write_text("".join(line + "\n" for line in LINES), encoding="utf-8")
-    assert t2t_decoder.main([f"--output_dir={output_dir}", f"--decode_hparams={decode_hparams}",
-                             f"--decode_from_file={source}", f"--decode_to_file={target}"]) == 0
+    assert t2t_decoder.main([f"--output_dir={output_dir}",
+                             f"--decode_hparams={decode_hparams}",
+                             f"--decode_from_file={source}",
+                             f"--decode_to_file={target}"]) == 0
     return target.read_text(encoding="utf-8").splitlines()
 
 
@@ -56,8 +57,7 @@ def trained(request, tmp_path_factory):
     export_dir = str(root / "train" / "export" / "ct2")
     assert t2t_exporter.main([f"--output_dir={output_dir}", f"--export_dir={export_dir}",
                               "--format=ctranslate2"]) == 0
-    encoder = resolve(None, None, None, "", None, output_dir, must_exist=True).problem \
-        .feature_encoders(str(root / "data"))["inputs"]
+    encoder = registry.problems[PROBLEM]().feature_encoders(str(root / "data"))["inputs"]
     return output_dir, root, export_dir, encoder
 
 
@@ -145,7 +145,8 @@ def test_log_probs_equal_ctranslate2_scores(tmp_path, hparams):
 @pytest.fixture(scope="module")
 def lstm(tmp_path_factory):
     root = tmp_path_factory.mktemp("ct2_lstm")
-    return train(root, "lstm_seq2seq", "lstm_sutskever", "hidden_size=16,embedding_size=16,num_encoder_layers=1,num_decoder_layers=1",
+    return train(root, "lstm_seq2seq", "lstm_sutskever",
+                 "hidden_size=16,embedding_size=16,num_encoder_layers=1,num_decoder_layers=1",
                  steps=1)
 
 
