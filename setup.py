@@ -34,8 +34,13 @@ setup(
         "tqdm>=4.60",  # progress bars on a terminal (tensorflow-datasets needs it already)
     ],
     # Hypothesis: the property-based fuzzer of every command (tests/test_fuzz_commands.py);
-    # pytest-xdist: the suite on both cores (pyproject.toml's addopts).
-    extras_require={"test": ["pytest>=8", "hypothesis>=6.100", "pytest-xdist>=3.5"]},
+    # pytest-xdist: the suite on both cores (pyproject.toml's addopts); ctranslate2: the
+    # test that a CTranslate2 export decodes as t2t-decoder (tests/test_ctranslate2_export.py).
+    # ctranslate2 alone: t2t-exporter --format=ctranslate2 (its spec API, no PyTorch).
+    extras_require={
+        "test": ["pytest>=8", "hypothesis>=6.100", "pytest-xdist>=3.5", "ctranslate2>=4.8"],
+        "ctranslate2": ["ctranslate2>=4.8"],
+    },
     entry_points={"console_scripts": [
         "t2t-trainer=t2t_lite.bin.t2t_trainer:main",
         "t2t-datagen=t2t_lite.bin.t2t_datagen:main",

@@ -9,6 +9,10 @@ problem's constraint) and detokenization run in the graph, so it loads with
 ``tensorflow`` and ``tensorflow_text`` only: TensorFlow Serving, or
 ``tf.saved_model.load``. Decode settings come from --decode_hparams as in
 t2t-decoder (the problem's defaults otherwise).
+
+``--format=ctranslate2`` writes a CTranslate2 model directory instead (a
+Transformer; ``pip install ctranslate2``), decode settings given at translate
+time: ``ctranslate2.Translator(dir, compute_type="int8")`` (docs/EXPORT.md).
 """
 from __future__ import annotations
 
@@ -26,6 +30,9 @@ def parser() -> argparse.ArgumentParser:
                    help="a new folder for the SavedModel (TF Serving: MODEL_BASE/VERSION)")
     p.add_argument("--decode_hparams", default="",
                    help="beam_size, alpha, extra_length, max_input_length, as t2t-decoder's")
+    p.add_argument("--format", choices=("saved_model", "ctranslate2"), default="saved_model",
+                   help="saved_model (TensorFlow Serving) or ctranslate2 (a CTranslate2 "
+                        "model directory, for Transformers)")
     return p
 
 
@@ -38,6 +45,7 @@ def export(argv: Sequence[str] | None) -> int:
     from t2t_lite import experiment as experiment_lib
     from t2t_lite import output_paths
     from t2t_lite.decoding.decoder import decode_hparams
+    from t2t_lite.export import ctranslate2_spec
     from t2t_lite.export.exporter import export_model
     from t2t_lite.training.checkpoints import restore_model
 
@@ -48,15 +56,22 @@ def export(argv: Sequence[str] | None) -> int:
                                         must_exist=True)
     paths.input_folder("--data_dir", experiment.data_dir)
     decode_hparams(args.decode_hparams, experiment.problem.decode_hparams_defaults())  # checked
+    ct2 = args.format == "ctranslate2"
+    if ct2:  # refused before any work
+        ctranslate2_spec.check_convertible(experiment.model_cls, experiment.hparams,
+                                           experiment.problem, experiment.data_dir,
+                                           args.decode_hparams)
     # T2T's convention: exports below the run they come from (OUTPUT_DIR/export/N).
     with paths.output_folder("--export_dir", args.export_dir,
                              inside_run=args.output_dir) as staging:
         model = experiment.build_model()
         checkpoint = restore_model(model, args.output_dir, args.checkpoint_path)
-        size = export_model(model, experiment.problem, experiment.data_dir, staging,
-                            args.decode_hparams)
-    print(f"exported {checkpoint} to {args.export_dir} ({size / 2**20:.1f} MiB); "
-          f"inspect it with: saved_model_cli show --dir {args.export_dir} --all")
+        export_fn = ctranslate2_spec.export_ctranslate2 if ct2 else export_model
+        size = export_fn(model, experiment.problem, experiment.data_dir, staging,
+                         args.decode_hparams)
+    hint = (f"load it with: ctranslate2.Translator({args.export_dir!r}, compute_type='int8')"
+            if ct2 else f"inspect it with: saved_model_cli show --dir {args.export_dir} --all")
+    print(f"exported {checkpoint} to {args.export_dir} ({size / 2**20:.1f} MiB); {hint}")
     return 0
 
 
