@@ -22,7 +22,6 @@ import tensorflow as tf
 from t2t_lite.bin import common, trained_run
 from t2t_lite.decoding import decoder
 from t2t_lite.metrics.scoring import score_decodes
-from t2t_lite.output_paths import Paths
 from t2t_lite.training.checkpoints import restore_model
 
 SCORE_LINE = re.compile(r"^(sacreBLEU \(cased\)|sacreBLEU \(lowercased\)|tokenized BLEU "
@@ -59,12 +58,8 @@ def main() -> None:
     args = parser.parse_args()
     if trained_run.start(args):
         return
-
-    def declare(paths: Paths) -> None:
-        paths.input_file("--source", args.source)
-        paths.input_file("--reference", args.reference)
-
-    run = trained_run.open_run(args, "learning_curve", declare)
+    run = trained_run.open_run(args, "learning_curve", trained_run.input_files(
+        ("--source", args.source), ("--reference", args.reference)))
     model = run.experiment.build_model()
     # One search for every checkpoint: each is restored into the same model's variables.
     decoding = run.decoding(model, run.decode_settings(args.decode_hparams))

@@ -22,7 +22,6 @@ import time
 from t2t_lite.bin import common, trained_run
 from t2t_lite.decoding import decoder
 from t2t_lite.metrics.scoring import score_decodes
-from t2t_lite.output_paths import Paths
 from t2t_lite.training.averaging import average_last_checkpoints
 from t2t_lite.training.checkpoints import restore_model
 
@@ -58,12 +57,8 @@ def main() -> None:
     args = parser.parse_args()
     if trained_run.start(args):
         return
-
-    def declare(paths: Paths) -> None:
-        paths.input_file("--source", args.source)
-        paths.input_file("--reference", args.reference)
-
-    run = trained_run.open_run(args, "sweep_decode", declare)
+    run = trained_run.open_run(args, "sweep_decode", trained_run.input_files(
+        ("--source", args.source), ("--reference", args.reference)))
     problem = run.experiment.problem
     model = run.experiment.build_model()
     rows = []

@@ -65,6 +65,14 @@ class OpenedRun:
                               settings, members)
 
 
+def input_files(*flags_and_paths: tuple[str, str]) -> Callable[["Paths"], None]:
+    """An ``open_run`` declaration of each (flag, path) as an input file."""
+    def declare(paths: "Paths") -> None:
+        for flag, path in flags_and_paths:
+            paths.input_file(flag, path)
+    return declare
+
+
 def open_run(args: argparse.Namespace, command: str,
              declare: Callable[["Paths"], None] | None = None) -> OpenedRun:
     """``command``'s ``Paths`` with --output_dir declared (then the command's own
