@@ -6,8 +6,8 @@ a training budget.
         --reference=runs/wu_ende/eval/translate_ende_multi30k.test.de --points=8
 
 Decodes every checkpoint of ``--steps`` (default: ``--points`` checkpoints spread
-evenly, the last included) with ``t2t-decoder --checkpoint_path``, one process
-each, and prints a Markdown table. A checkpoint's minute is its file's time less
+evenly, the last included) in one process, as ``t2t-decoder --checkpoint_path``
+would (``build_decoding``), and prints a Markdown table. A checkpoint's minute is its file's time less
 that of ``output_dir/hparams.json``, which the trainer writes as it starts (so
 the minutes include evaluation and checkpointing, as the training figures do).
 """
@@ -16,11 +16,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import subprocess
 
 import tensorflow as tf
 
-from t2t_lite.bin import common
+from t2t_lite.bin import common, trained_run
+from t2t_lite.decoding import decoder
+from t2t_lite.metrics.scoring import score_decodes
+from t2t_lite.training.checkpoints import restore_model
 
 SCORE_LINE = re.compile(r"^(sacreBLEU \(cased\)|sacreBLEU \(lowercased\)|tokenized BLEU "
                         r"\(paper\)|tokenized BLEU \(lowercased\)):\s+([0-9.]+)", re.M)
@@ -44,7 +46,7 @@ def spread(steps: list[int], points: int) -> list[int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--output_dir", required=True)
+    common.add_registry_flags(parser)  # --output_dir: the training folder
     parser.add_argument("--source", required=True)
     parser.add_argument("--reference", required=True)
     parser.add_argument("--points", type=common.at_least(1), default=8)
@@ -54,6 +56,13 @@ def main() -> None:
                         help="where each checkpoint's decode goes (default: OUTPUT_DIR.curve; "
                              "no command writes inside a run folder)")
     args = parser.parse_args()
+    if trained_run.start(args):
+        return
+    run = trained_run.open_run(args, "learning_curve", trained_run.input_files(
+        ("--source", args.source), ("--reference", args.reference)))
+    model = run.experiment.build_model()
+    # One search for every checkpoint: each is restored into the same model's variables.
+    decoding = run.decoding(model, run.decode_settings(args.decode_hparams))
     decodes_dir = args.decodes_dir or args.output_dir.rstrip("/") + ".curve"
     by_step = checkpoints(args.output_dir)
     steps = ([int(s) for s in args.steps.split(",")] if args.steps
@@ -65,13 +74,13 @@ def main() -> None:
     for step in steps:
         path = by_step[step]
         minutes = (os.path.getmtime(path + ".index") - start) / 60.0
-        output = subprocess.run(
-            ["t2t-decoder", f"--output_dir={args.output_dir}", f"--checkpoint_path={path}",
-             f"--decode_hparams={args.decode_hparams}", f"--decode_from_file={args.source}",
-             f"--decode_to_file={os.path.join(decodes_dir, os.path.basename(path))}.decoded",
-             f"--decode_reference={args.reference}"],
-            check=True, capture_output=True, text=True).stdout
-        scores = dict(SCORE_LINE.findall(output))
+        restore_model(model, args.output_dir, path)
+        decoded = f"{os.path.join(decodes_dir, os.path.basename(path))}.decoded"
+        with run.paths.output_file("--decodes_dir", decoded) as output_path:
+            outputs, references = decoder.decode_from_file(
+                args.source, output_path, decoding, reference_path=args.reference)
+        report = "\n".join(score_decodes(run.experiment.problem, outputs, references))
+        scores = dict(SCORE_LINE.findall(report))
         print(f"| {step} | {minutes:.0f} | {scores['tokenized BLEU (lowercased)']} | "
               f"{scores['tokenized BLEU (paper)']} | "
               f"{scores['sacreBLEU (lowercased)']} | {scores['sacreBLEU (cased)']} |", flush=True)

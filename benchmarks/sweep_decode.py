@@ -19,10 +19,8 @@ import re
 import tempfile
 import time
 
-from t2t_lite import experiment as experiment_lib
-from t2t_lite.builtins import load_builtins
+from t2t_lite.bin import common, trained_run
 from t2t_lite.decoding import decoder
-from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.metrics.scoring import score_decodes
 from t2t_lite.training.averaging import average_last_checkpoints
 from t2t_lite.training.checkpoints import restore_model
@@ -46,7 +44,7 @@ def floats(text: str) -> list[float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--output_dir", required=True, help="the training folder")
+    common.add_registry_flags(parser)  # --output_dir: the training folder
     parser.add_argument("--source", required=True, help="dev inputs, one a line")
     parser.add_argument("--reference", required=True, help="dev references, line-aligned")
     parser.add_argument("--averages", default="1,5,10", help="checkpoint counts to average")
@@ -57,15 +55,12 @@ def main() -> None:
     parser.add_argument("--score_line", default="",
                         help="which report line to rank by (default: the metric's first)")
     args = parser.parse_args()
-
-    load_builtins()
-    experiment = experiment_lib.resolve(None, None, None, "", None, args.output_dir,
-                                        must_exist=True)
-    problem = experiment.problem
-    encoders = problem.feature_encoders(experiment.data_dir)
-    codecs = {"encoder": encoders["inputs"], "target_encoder": encoders["targets"]}
-    constraint = problem.decode_constraint(experiment.data_dir)
-    model = experiment.build_model()
+    if trained_run.start(args):
+        return
+    run = trained_run.open_run(args, "sweep_decode", trained_run.input_files(
+        ("--source", args.source), ("--reference", args.reference)))
+    problem = run.experiment.problem
+    model = run.experiment.build_model()
     rows = []
     print("| averaged | beam | alpha | score | seconds |\n| --- | --- | --- | --- | --- |")
     for count in (int(n) for n in args.averages.split(",")):
@@ -74,15 +69,12 @@ def main() -> None:
             restore_model(model, average_dir, averaged.path)
             for beam in (int(b) for b in args.beams.split(",")):
                 for alpha in floats(args.alphas):
-                    hparams = decoder.decode_hparams(
-                        f"{args.decode_hparams},beam_size={beam},alpha={alpha}".strip(","),
-                        problem.decode_hparams_defaults())
-                    search = BeamSearchDecoder(model, beam, alpha, constraint=constraint)
+                    settings = run.decode_settings(
+                        f"{args.decode_hparams},beam_size={beam},alpha={alpha}".strip(","))
                     started = time.perf_counter()
                     outputs, references = decoder.decode_from_file(
-                        args.source, f"{average_dir}/dev.decoded", search_fn=search,
-                        hparams=hparams, postprocess=problem.postprocess_decode,
-                        reference_path=args.reference, **codecs)
+                        args.source, f"{average_dir}/dev.decoded",
+                        run.decoding(model, settings), reference_path=args.reference)
                     seconds = time.perf_counter() - started
                     score = headline(score_decodes(problem, outputs, references),
                                      args.score_line)

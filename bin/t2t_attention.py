@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any, Sequence
+from typing import Sequence
 
-from t2t_lite.bin import common
+from t2t_lite.bin import common, trained_run
 
 
 def parser() -> argparse.ArgumentParser:
@@ -34,61 +34,45 @@ def parser() -> argparse.ArgumentParser:
 
 def draw(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
-    if common.load_registrations(args):
+    if trained_run.start(args):
         return 0
-    if not args.output_dir:
-        raise ValueError("--output_dir is required (the folder t2t-trainer wrote)")
     if not args.input.strip():
         raise ValueError("--input is empty: give the source sentence to look at")
-    from t2t_lite import experiment as experiment_lib
-    from t2t_lite import output_paths
-
-    paths = output_paths.Paths("t2t-attention")
-    paths.input_folder("--output_dir", args.output_dir)
-    experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
-                                        args.hparams, args.data_dir, args.output_dir,
-                                        must_exist=True)
-    paths.input_folder("--data_dir", experiment.data_dir)
-    with paths.output_folder("--to", args.to, replaces_own=True) as staging:
-        count = _draw(args, experiment, staging)
+    run = trained_run.open_run(args, "t2t-attention")
+    with run.paths.output_folder("--to", args.to, replaces_own=True) as staging:
+        count = _draw(args, run, staging)
     print(f"wrote {count} PNGs and {os.path.join(args.to, 'index.html')}")
     return 0
 
 
-def _draw(args: argparse.Namespace, experiment: Any, folder: str) -> int:
+def _draw(args: argparse.Namespace, run: trained_run.OpenedRun, folder: str) -> int:
     """Decodes (unless --target is given) and writes the pictures and the page into
     ``folder``; returns the number of PNGs."""
-    from t2t_lite.decoding.decoder import decode_hparams, input_length_limit
-    from t2t_lite.decoding.search_decoder import BeamSearchDecoder
-    from t2t_lite.models.base import NoAttentionError
-    from t2t_lite.training.checkpoints import restore_model
     from t2t_lite.visualization import attention_maps
+    from t2t_lite.models.base import NoAttentionError
     from t2t_lite.visualization.attention_page import write_page
     from t2t_lite.visualization.heatmaps import write_heatmaps
 
-    model = experiment.build_model()
-    restore_model(model, args.output_dir, args.checkpoint_path)
-    problem = experiment.problem
-    encoders = problem.feature_encoders(experiment.data_dir)
-    hparams = decode_hparams(args.decode_hparams, problem.decode_hparams_defaults())
-    limit = input_length_limit(hparams, model)
-    source_ids = attention_maps.encode_sentence(args.input, "--input", encoders["inputs"], limit)
+    model, _ = run.restored_model(args.checkpoint_path)
+    decoding = run.decoding(model, run.decode_settings(args.decode_hparams))
+    source_encoder, target_encoder = decoding.encoder, decoding.target_encoder
+    limit = decoding.rules.max_input_length
+    source_ids = attention_maps.encode_sentence(args.input, "--input", source_encoder, limit)
     if args.target.strip():
-        target_ids = attention_maps.encode_sentence(args.target, "--target",
-                                                    encoders["targets"], limit)
+        target_ids = attention_maps.encode_sentence(args.target, "--target", target_encoder,
+                                                    limit)
     else:
-        search = BeamSearchDecoder(model, hparams.beam_size, hparams.alpha,
-                                   constraint=problem.decode_constraint(experiment.data_dir))
-        target_ids = attention_maps.best_decode(search, source_ids, hparams.extra_length)
-        print(f"decoded: {encoders['targets'].decode(target_ids)}")
+        target_ids = attention_maps.best_decode(decoding, source_ids,
+                                                decoding.settings.extra_length)
+        print(f"decoded: {target_encoder.decode(target_ids)}")
     try:
-        maps = attention_maps.attention_maps(model, source_ids, target_ids, encoders["inputs"],
-                                             encoders["targets"])
+        maps = attention_maps.attention_maps(model, source_ids, target_ids, source_encoder,
+                                             target_encoder)
     except NoAttentionError as error:
         raise ValueError(f"{error}: pick a model with attention") from None
     pngs = write_heatmaps(maps, folder, args.dpi)
     write_page(maps, os.path.join(folder, "index.html"),
-               f"{args.input.strip()} -> {encoders['targets'].decode(target_ids)}")
+               f"{args.input.strip()} -> {target_encoder.decode(target_ids)}")
     return len(pngs)
 
 

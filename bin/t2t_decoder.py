@@ -9,16 +9,19 @@ from __future__ import annotations
 import argparse
 import glob
 import time
-from typing import TYPE_CHECKING, Any, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Sequence
 
-from t2t_lite import output_paths
-from t2t_lite.bin import common
+from t2t_lite.bin import common, trained_run
 from t2t_lite.data.text_files import write_lines_atomically
 
 if TYPE_CHECKING:  # the heavy imports wait until a command runs
     import keras
 
+    from t2t_lite.decoding.factory import Decoding
+    from t2t_lite.decoding.settings import DecodeSettings
     from t2t_lite.experiment import Experiment
+    from t2t_lite.output_paths import Paths
 
 
 def parser() -> argparse.ArgumentParser:
@@ -54,7 +57,6 @@ def ensemble_member(experiment: "Experiment", output_dir: str) -> "keras.Model":
     """The model trained in ``output_dir`` (its latest checkpoint), refused unless it
     shares ``experiment``'s problem and vocabulary."""
     from t2t_lite import experiment as experiment_lib
-    from t2t_lite.training.checkpoints import restore_model
 
     member = experiment_lib.resolve(None, None, None, "", None, output_dir, must_exist=True)
     if member.problem.name != experiment.problem.name:
@@ -64,17 +66,23 @@ def ensemble_member(experiment: "Experiment", output_dir: str) -> "keras.Model":
             != experiment_lib.vocab_fingerprint(experiment.problem, experiment.data_dir)):
         raise ValueError(f"--ensemble: {output_dir} was trained with another vocabulary "
                          f"than {experiment.output_dir}; ensembled models must share one")
-    model = member.build_model()
-    restore_model(model, output_dir)
-    return model
+    return trained_run.restored_model(member)[0]
+
+
+def _declare_inputs(args: argparse.Namespace, paths: "Paths") -> None:
+    for flag in ("decode_from_file", "decode_reference", "score_file"):
+        if getattr(args, flag):
+            paths.input_file(f"--{flag}", getattr(args, flag))
+    for other_dir in filter(None, args.ensemble.split(",")):
+        paths.input_folder("--ensemble", other_dir, must_exist=True)
+    if args.checkpoint_path:
+        paths.read_also("--checkpoint_path", *glob.glob(glob.escape(args.checkpoint_path) + ".*"))
 
 
 def decode(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
-    if common.load_registrations(args):
+    if trained_run.start(args):
         return 0
-    if not args.output_dir:
-        raise ValueError("--output_dir is required (the folder t2t-trainer wrote)")
     if args.decode_shards != 1:
         raise ValueError("--decode_shards: a t2t-decoder decodes its whole file on every "
                          "local GPU; to spread a file over machines, split it and run one "
@@ -86,87 +94,50 @@ def decode(argv: Sequence[str] | None) -> int:
         raise ValueError("--decode_reference needs --decode_from_file")
     if args.ensemble and args.score_file:
         raise ValueError("--score_file scores one model: leave out --ensemble")
-    from t2t_lite import experiment as experiment_lib
     from t2t_lite.decoding import decoder
     from t2t_lite.decoding.likelihood import score_file
     from t2t_lite.metrics.scoring import score_decodes
 
-    paths = output_paths.Paths("t2t-decoder")
-    paths.input_folder("--output_dir", args.output_dir)
-    for flag in ("decode_from_file", "decode_reference", "score_file"):
-        if getattr(args, flag):
-            paths.input_file(f"--{flag}", getattr(args, flag))
-    for other_dir in filter(None, args.ensemble.split(",")):
-        paths.input_folder("--ensemble", other_dir, must_exist=True)
-    if args.checkpoint_path:
-        paths.read_also("--checkpoint_path", *glob.glob(glob.escape(args.checkpoint_path) + ".*"))
-    experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
-                                        args.hparams, args.data_dir, args.output_dir,
-                                        must_exist=True)
-    paths.input_folder("--data_dir", experiment.data_dir)
-    hparams = decoder.decode_hparams(args.decode_hparams,
-                                     experiment.problem.decode_hparams_defaults())
-    problem = experiment.problem
+    run = trained_run.open_run(args, "t2t-decoder", partial(_declare_inputs, args))
+    settings = run.decode_settings(args.decode_hparams)
     if args.decode_interactive:
-        search, codecs = _searcher(args, experiment, hparams)
-        decoder.decode_interactive(search_fn=search, hparams=hparams,
-                                   postprocess=problem.postprocess_decode, **codecs)
+        decoder.decode_interactive(_decoding(args, run, settings))
         return 0
     source = args.score_file or args.decode_from_file
     default = source + (".scores" if args.score_file else ".decoded")
     flag = "--decode_to_file" if args.decode_to_file else f"--decode_to_file (default {default})"
-    with paths.output_file(flag, args.decode_to_file or default) as output_path:
+    with run.paths.output_file(flag, args.decode_to_file or default) as output_path:
         if args.score_file:
-            model, codecs = _restored(args, experiment)
-            scores = score_file(model, args.score_file, batch_size=hparams.batch_size,
-                                max_length=decoder.input_length_limit(hparams, model), **codecs)
+            model, _ = run.restored_model(args.checkpoint_path)
+            decoding = run.decoding(model, settings)  # its codecs and input rules
+            scores = score_file(model, args.score_file, decoding.encoder,
+                                decoding.target_encoder, batch_size=settings.batch_size,
+                                max_length=decoding.rules.max_input_length)
             write_lines_atomically(output_path, (f"{score:.6f}" for score in scores))
             print(f"scored {len(scores)} lines of {args.score_file} to {output_path}")
             return 0
-        search, codecs = _searcher(args, experiment, hparams)
+        decoding = _decoding(args, run, settings)
         started = time.perf_counter()
         outputs, references = decoder.decode_from_file(
-            args.decode_from_file, output_path, search_fn=search, hparams=hparams,
-            postprocess=problem.postprocess_decode, reference_path=args.decode_reference,
-            **codecs)
+            args.decode_from_file, output_path, decoding, reference_path=args.decode_reference)
     seconds = time.perf_counter() - started
-    compiled = f", {len(search.shapes_seen)} XLA programs" if search.jit_compile else ""
+    search = decoding.search
+    compiled = f", {len(search.shapes_seen)} XLA programs" if settings.xla else ""
     print(f"decoded {len(outputs)} lines of {args.decode_from_file} to {output_path} "
           f"in {seconds:.1f} s ({len(outputs) / seconds:.1f} lines/s; "
           f"{search.traces} trace{'s' if search.traces != 1 else ''}{compiled})")
     if references is not None:
-        print("\n".join(score_decodes(problem, outputs, references)))
+        print("\n".join(score_decodes(run.experiment.problem, outputs, references)))
     return 0
 
 
-def _restored(args: argparse.Namespace, experiment: "Experiment") -> tuple[Any, dict]:
-    """The model with its checkpoint's weights, and the problem's two codecs."""
-    from t2t_lite.training.checkpoints import restore_model
-
-    model = experiment.build_model()
-    restore_model(model, args.output_dir, args.checkpoint_path)
-    encoders = experiment.problem.feature_encoders(experiment.data_dir)
-    return model, {"encoder": encoders["inputs"], "target_encoder": encoders["targets"]}
-
-
-def _searcher(args: argparse.Namespace, experiment: "Experiment", hparams: Any
-              ) -> tuple[Any, dict]:
-    """The beam search over the restored model (and ensemble members) and the codecs;
-    sets ``hparams.max_input_length`` to what the model takes."""
-    from t2t_lite.decoding import decoder
-    from t2t_lite.decoding.ensemble import Ensemble
-    from t2t_lite.decoding.search_decoder import BeamSearchDecoder
-
-    model, codecs = _restored(args, experiment)
-    hparams.max_input_length = decoder.input_length_limit(hparams, model)
-    members = [ensemble_member(experiment, other_dir)
+def _decoding(args: argparse.Namespace, run: trained_run.OpenedRun,
+              settings: "DecodeSettings") -> "Decoding":
+    """The decoding of the restored model (and --ensemble's members)."""
+    model, _ = run.restored_model(args.checkpoint_path)
+    members = [ensemble_member(run.experiment, other_dir)
                for other_dir in filter(None, args.ensemble.split(","))]
-    problem = experiment.problem
-    search = BeamSearchDecoder(Ensemble([model, *members]) if members else model,
-                               hparams.beam_size, hparams.alpha,
-                               constraint=problem.decode_constraint(experiment.data_dir),
-                               jit_compile=experiment.hparams.xla)
-    return search, codecs
+    return run.decoding(model, settings, members)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

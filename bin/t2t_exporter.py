@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
-from t2t_lite.bin import common
+from t2t_lite.bin import common, trained_run
 
 
 def parser() -> argparse.ArgumentParser:
@@ -38,37 +38,30 @@ def parser() -> argparse.ArgumentParser:
 
 def export(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
-    if common.load_registrations(args):
+    if trained_run.start(args):
         return 0
-    if not args.output_dir:
-        raise ValueError("--output_dir is required (the folder t2t-trainer wrote)")
-    from t2t_lite import experiment as experiment_lib
-    from t2t_lite import output_paths
-    from t2t_lite.decoding.decoder import decode_hparams
     from t2t_lite.export import ctranslate2_spec
     from t2t_lite.export.exporter import export_model
-    from t2t_lite.training.checkpoints import restore_model
 
-    paths = output_paths.Paths("t2t-exporter")
-    paths.input_folder("--output_dir", args.output_dir)
-    experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
-                                        args.hparams, args.data_dir, args.output_dir,
-                                        must_exist=True)
-    paths.input_folder("--data_dir", experiment.data_dir)
-    decode_hparams(args.decode_hparams, experiment.problem.decode_hparams_defaults())  # checked
+    run = trained_run.open_run(args, "t2t-exporter")
+    experiment = run.experiment
     ct2 = args.format == "ctranslate2"
     if ct2:  # refused before any work
         ctranslate2_spec.check_convertible(experiment.model_cls, experiment.hparams,
                                            experiment.problem, experiment.data_dir,
                                            args.decode_hparams)
+    else:
+        settings = run.decode_settings(args.decode_hparams)
     # T2T's convention: exports below the run they come from (OUTPUT_DIR/export/N).
-    with paths.output_folder("--export_dir", args.export_dir,
-                             inside_run=args.output_dir) as staging:
-        model = experiment.build_model()
-        checkpoint = restore_model(model, args.output_dir, args.checkpoint_path)
-        export_fn = ctranslate2_spec.export_ctranslate2 if ct2 else export_model
-        size = export_fn(model, experiment.problem, experiment.data_dir, staging,
-                         args.decode_hparams)
+    with run.paths.output_folder("--export_dir", args.export_dir,
+                                 inside_run=args.output_dir) as staging:
+        model, checkpoint = run.restored_model(args.checkpoint_path)
+        if ct2:
+            size = ctranslate2_spec.export_ctranslate2(model, experiment.problem,
+                                                       experiment.data_dir, staging)
+        else:
+            size = export_model(model, experiment.problem, experiment.data_dir, staging,
+                                settings)
     hint = (f"load it with: ctranslate2.Translator({args.export_dir!r}, compute_type='int8')"
             if ct2 else f"inspect it with: saved_model_cli show --dir {args.export_dir} --all")
     print(f"exported {checkpoint} to {args.export_dir} ({size / 2**20:.1f} MiB); {hint}")

@@ -125,9 +125,11 @@ def train(argv: Sequence[str] | None) -> int:
     dev_scorer = None
     if args.decode_eval_every_steps:
         from t2t_lite.decoding.dev_eval import DevDecodeScorer
-        dev_scorer = DevDecodeScorer(experiment.problem, experiment.data_dir,
-                                     num_examples=args.decode_eval_examples,
-                                     decode_overrides=args.decode_eval_hparams)
+        from t2t_lite.decoding.settings import decode_settings
+        settings = decode_settings(args.decode_eval_hparams, experiment.problem,
+                                   experiment.hparams, source="--decode_eval_hparams")
+        dev_scorer = DevDecodeScorer(experiment.problem, experiment.data_dir, settings,
+                                     num_examples=args.decode_eval_examples)
     trainer = Trainer(experiment, options, make_strategy(), dev_scorer)
     if args.schedule == "evaluate":
         if not trainer.restore():
@@ -137,10 +139,12 @@ def train(argv: Sequence[str] | None) -> int:
     metrics = trainer.train()
     summary = {"step": trainer.step, **metrics, **trainer.run_summary()}
     if args.export_saved_model and trainer.chief:
+        from t2t_lite.decoding.settings import decode_settings
         from t2t_lite.export.exporter import export_model
         summary["export_dir"] = os.path.join(experiment.output_dir, "export", str(trainer.step))
         export_model(trainer.model, experiment.problem, experiment.data_dir,
-                     summary["export_dir"])
+                     summary["export_dir"], decode_settings("", experiment.problem,
+                                                            experiment.hparams))
     print(json.dumps(summary))
     return 0
 

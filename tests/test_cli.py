@@ -11,6 +11,7 @@ import pytest
 
 from cli_helpers import COMMON, USR_DIR, error_of, train_tiny
 from t2t_lite.bin import t2t_attention, t2t_decoder, t2t_trainer
+from t2t_lite.hparam import HParams
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +110,9 @@ def test_trainer_scores_dev_decodes_as_the_decoder_would(trained, tmp_path, capl
     data_dir, output_dir = trained
     from t2t_lite import registry
     from t2t_lite.decoding.dev_eval import DevDecodeScorer
-    scorer = DevDecodeScorer(registry.problems["tiny_reverse_binary"](), data_dir,
+    from t2t_lite.decoding.settings import decode_settings
+    problem = registry.problems["tiny_reverse_binary"]()
+    scorer = DevDecodeScorer(problem, data_dir, decode_settings("", problem, HParams(xla=False)),
                              num_examples=5)
     # References come from the dev TFRecords: each is its source reversed.
     assert len(scorer.sources) == 5

@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite import registry
+from t2t_lite.builtins import load_builtins
 from t2t_lite.bin import t2t_decoder, t2t_exporter, t2t_trainer
 from t2t_lite.data.encoders import TokenTextEncoder
 from t2t_lite.export.ctranslate2_spec import transformer_spec, translate_lines, vocabulary
@@ -115,7 +116,7 @@ def test_sentencepiece_pieces_are_the_model_tokens(trained):
 def test_log_probs_equal_ctranslate2_scores(tmp_path, hparams):
     """Every weight lands where CTranslate2 reads it: teacher-forced log-probs of an
     untrained model (norms and biases made non-trivial) equal score_batch's."""
-    registry.load_builtins()
+    load_builtins()
     model_hparams = registry.hparams_sets["transformer_tiny"]()
     model_hparams.parse(f"{TINY},num_heads=4", "test")
     model_hparams.parse(hparams, "test")

@@ -7,15 +7,28 @@ import pytest
 
 from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.data.encoders import ByteTextEncoder, TokenTextEncoder
+from t2t_lite.decoding.decoder import decode_from_file, decode_interactive, decode_lines
+from t2t_lite.decoding.factory import Decoding
+from t2t_lite.decoding.input_rules import InputRules
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
-from t2t_lite.decoding.decoder import (decode_from_file, decode_hparams, decode_interactive,
-                                       decode_lines, input_length_limit)
-from t2t_lite.hparam import HParamsError
+from t2t_lite.decoding.settings import DecodeSettings, decode_hparams
+from t2t_lite.hparam import HParams, HParamsError
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.transformer import Transformer
 from toy_models import ToyRecurrentModel
 
 ENCODER = ByteTextEncoder()
+UNLIMITED = InputRules(max_input_length=0, max_positions=None)
+
+
+def settings(overrides="", xla=False):
+    return DecodeSettings.from_hparams(decode_hparams(overrides), HParams(xla=xla))
+
+
+def decoding(search, overrides="", rules=UNLIMITED, encoder=ENCODER, target_encoder=None,
+             xla=False):
+    """A Decoding of ``search`` under the library settings with ``overrides``."""
+    return Decoding(search, settings(overrides, xla), rules, encoder, target_encoder or encoder)
 
 
 class ReversingSearch:
@@ -41,7 +54,7 @@ class ReversingSearch:
 def test_decode_lines_keeps_order_and_batches_longest_first():
     search = ReversingSearch()
     lines = ["abc", "", "  hello world ", "x", "\t", "xy"]
-    outputs = decode_lines(lines, ENCODER, search, batch_size=2, extra_length=5)
+    outputs = decode_lines(lines, decoding(search, "batch_size=2,extra_length=5"))
     assert outputs == ["cba", "", "dlrow olleh", "x", "", "yx"]
     assert [len(inputs) for inputs, _ in search.calls] == [2, 2]
     lengths = [int((row != 0).sum()) for inputs, _ in search.calls for row in inputs]
@@ -53,22 +66,29 @@ def test_decode_lines_keeps_order_and_batches_longest_first():
 
 def test_decode_lines_of_only_empty_lines_never_searches():
     search = ReversingSearch()
-    assert decode_lines(["", "  ", "\r"], ENCODER, search) == ["", "", ""]
+    assert decode_lines(["", "  ", "\r"], decoding(search)) == ["", "", ""]
     assert search.calls == []
 
 
 def test_return_beams_writes_every_real_beam_tab_separated():
-    outputs = decode_lines(["ab", "c\td"], ENCODER, ReversingSearch(), return_beams=True)
+    outputs = decode_lines(["ab", "c\td"], decoding(ReversingSearch(), "return_beams=true"))
     assert outputs == ["ba\tab", "d c\tc d"]  # tabs inside a beam become spaces
 
 
 def test_line_breaks_inside_a_decoded_text_become_spaces():
-    assert decode_lines(["a\rb"], ENCODER, ReversingSearch()) == ["b a"]
+    assert decode_lines(["a\rb"], decoding(ReversingSearch())) == ["b a"]
+
+
+@pytest.mark.parametrize("text, line", [
+    ("a\n", "a"), ("a\r\nb", "a b"), ("a\n\nb", "a  b"), ("a\u2028b\x85", "a b"),
+    ("\n\r", ""), ("a\tb", "a\tb")])
+def test_one_line_turns_each_line_break_into_a_space_and_drops_trailing_ones(text, line):
+    assert UNLIMITED.one_line(text) == line
 
 
 def test_max_input_length_truncates_and_keeps_eos():
     search = ReversingSearch()
-    assert decode_lines(["abcdef"], ENCODER, search, max_input_length=3) == ["ba"]
+    assert decode_lines(["abcdef"], decoding(search, rules=InputRules(3, None))) == ["ba"]
     assert search.calls[0][0].shape == (1, 3)
 
 
@@ -76,7 +96,7 @@ def test_decode_from_file_writes_one_line_per_input_line(tmp_path):
     source = tmp_path / "in.txt"
     source.write_bytes(b"first\r\n\nsecond line\nlast")
     target = tmp_path / "out" / "decoded.txt"
-    decode_from_file(str(source), str(target), ENCODER, ReversingSearch(), decode_hparams())
+    decode_from_file(str(source), str(target), decoding(ReversingSearch()))
     assert target.read_text(encoding="utf-8") == "tsrif\n\nenil dnoces\ntsal\n"
     assert os.listdir(target.parent) == ["decoded.txt"]
 
@@ -88,7 +108,7 @@ def test_non_utf8_line_is_reported_before_anything_is_written(tmp_path):
     target.write_text("previous output\n")
     search = ReversingSearch()
     with pytest.raises(ValueError, match=r"in\.txt: line 3 is not valid UTF-8"):
-        decode_from_file(str(source), str(target), ENCODER, search, decode_hparams())
+        decode_from_file(str(source), str(target), decoding(search))
     assert search.calls == []
     assert target.read_text() == "previous output\n"
     assert sorted(os.listdir(tmp_path)) == ["in.txt", "out.txt"]
@@ -100,8 +120,8 @@ def test_failed_decoding_leaves_the_existing_output_untouched(tmp_path):
     target = tmp_path / "out.txt"
     target.write_text("previous output\n")
     with pytest.raises(RuntimeError, match="search failed"):
-        decode_from_file(str(source), str(target), ENCODER, ReversingSearch(fail_on_call=1),
-                         decode_hparams("batch_size=1"))
+        decode_from_file(str(source), str(target),
+                         decoding(ReversingSearch(fail_on_call=1), "batch_size=1"))
     assert target.read_text() == "previous output\n"
     assert sorted(os.listdir(tmp_path)) == ["in.txt", "out.txt"]
 
@@ -113,13 +133,12 @@ def test_misaligned_reference_is_refused_before_decoding(tmp_path):
     reference.write_text("a\nbb\n")
     search = ReversingSearch()
     with pytest.raises(ValueError, match=r"ref\.txt has 2 lines but .*in\.txt has 3"):
-        decode_from_file(str(source), str(tmp_path / "out.txt"), ENCODER, search,
-                         decode_hparams(), reference_path=str(reference))
+        decode_from_file(str(source), str(tmp_path / "out.txt"), decoding(search),
+                         reference_path=str(reference))
     assert search.calls == [] and not (tmp_path / "out.txt").exists()
     reference.write_text("x\ny\nz\n")
-    outputs, references = decode_from_file(str(source), str(tmp_path / "out.txt"), ENCODER,
-                                           search, decode_hparams(),
-                                           reference_path=str(reference))
+    outputs, references = decode_from_file(str(source), str(tmp_path / "out.txt"),
+                                           decoding(search), reference_path=str(reference))
     assert outputs == ["a", "bb", "ccc"] and references == ["x", "y", "z"]
 
 
@@ -128,14 +147,14 @@ def test_outputs_are_decoded_with_the_target_encoder():
         def decode(self, ids):
             return super().decode(ids).upper()
 
-    outputs = decode_lines(["abc", "", "xy"], ENCODER, ReversingSearch(),
-                           target_encoder=UpperCaseTargets())
+    outputs = decode_lines(["abc", "", "xy"],
+                           decoding(ReversingSearch(), target_encoder=UpperCaseTargets()))
     assert outputs == ["CBA", "", "YX"]
 
 
 def test_decode_interactive_answers_each_line_until_eof():
     out = io.StringIO()
-    decode_interactive(ENCODER, ReversingSearch(), decode_hparams(),
+    decode_interactive(decoding(ReversingSearch()),
                        input_stream=io.BytesIO(b"abc\n\nxy\n"), output_stream=out)
     assert out.getvalue() == "cba\n\nyx\n"
 
@@ -177,6 +196,13 @@ def test_decode_hparams_name_the_flag_they_came_from():
         decode_hparams("beam_size=-3", source="--decode_eval_hparams")
 
 
+def test_decode_settings_are_the_decode_hparams_and_the_runs_xla():
+    assert settings("beam_size=2,length_bucket=8", xla=True) == DecodeSettings(
+        beam_size=2, alpha=0.6, extra_length=50, batch_size=32, return_beams=False,
+        write_beam_scores=False, max_input_length=0, length_bucket=8, xla=True)
+    assert settings("length_bucket=8").padded_length_bucket == 0  # only XLA pads
+
+
 def test_every_decode_hparam_declares_its_range():
     hparams = decode_hparams()
     assert [key for key in hparams if hparams.range_of(key) is None
@@ -187,8 +213,8 @@ def test_beam_search_decoder_works_as_search_fn_and_traces_once():
     model = ToyRecurrentModel(vocab_size=ENCODER.vocab_size, seed=4)
     search = BeamSearchDecoder(model, beam_size=2, alpha=0.6)
     lines = ["hello", "", "a much longer line", "hi", "hey"]
-    forward = decode_lines(lines, ENCODER, search, batch_size=2, extra_length=3)
-    backward = decode_lines(lines[::-1], ENCODER, search, batch_size=2, extra_length=3)
+    forward = decode_lines(lines, decoding(search, "batch_size=2,extra_length=3"))
+    backward = decode_lines(lines[::-1], decoding(search, "batch_size=2,extra_length=3"))
     assert len(forward) == len(lines) and forward[1] == ""
     assert forward == backward[::-1]  # same batches, outputs put back in input order
     assert model.encode_calls == 1
@@ -196,10 +222,10 @@ def test_beam_search_decoder_works_as_search_fn_and_traces_once():
 
 def test_length_bucket_pads_batches_to_few_shapes_and_changes_no_output():
     lines = ["a", "abc", "abcdefghij", "ab", "x y"]
-    plain = decode_lines(lines, ENCODER, ReversingSearch(), batch_size=2, extra_length=5)
+    plain = decode_lines(lines, decoding(ReversingSearch(), "batch_size=2,extra_length=5"))
     search = ReversingSearch()
-    bucketed = decode_lines(lines, ENCODER, search, batch_size=2, extra_length=5,
-                            length_bucket=8)
+    bucketed = decode_lines(lines, decoding(search, "batch_size=2,extra_length=5,"
+                                                    "length_bucket=8", xla=True))
     assert bucketed == plain
     shapes = [(inputs.shape, max_decode_length) for inputs, max_decode_length in search.calls]
     # 11 tokens -> 16; 4 and 4 -> 8; the last batch of one line is filled to two rows.
@@ -214,8 +240,8 @@ WORDS = TokenTextEncoder(["a", "b", "c"])
 def test_unknown_tokens_are_counted_in_one_warning(tmp_path, caplog):
     source = tmp_path / "in.txt"
     source.write_text("a b\na foo\n\nbar c baz\nfoo\n")
-    outputs, _ = decode_from_file(str(source), str(tmp_path / "out.txt"), WORDS,
-                                  ReversingSearch(), decode_hparams())
+    outputs, _ = decode_from_file(str(source), str(tmp_path / "out.txt"),
+                                  decoding(ReversingSearch(), encoder=WORDS))
     assert outputs == ["b a", "<UNK> a", "", "<UNK> c <UNK>", "<UNK>"]
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert warnings == [f"{source}: 4 tokens in 3 lines are not in the vocabulary (first: "
@@ -230,8 +256,8 @@ def test_bytes_and_subwords_represent_everything():
 
 def test_long_inputs_are_cut_with_one_warning(caplog):
     search = ReversingSearch()
-    outputs = decode_lines(["abcdef", "ab", "xyz", "abcd"], ENCODER, search,
-                           max_input_length=4, source="in.txt")
+    outputs = decode_lines(["abcdef", "ab", "xyz", "abcd"],
+                           decoding(search, rules=InputRules(4, None)), source="in.txt")
     assert outputs == ["cba", "ba", "zyx", "cba"]
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert len(warnings) == 1 and warnings[0].startswith(
@@ -246,12 +272,26 @@ def test_input_length_limit_is_the_models_unless_asked_for_less(position_embeddi
                                                                 expected):
     hparams = transformer_tiny().parse(f"position_embedding={position_embedding}")
     model = Transformer(hparams, 10)
-    assert input_length_limit(decode_hparams(decode), model) == expected
+    rules = InputRules.for_model(settings(decode).max_input_length, model.hparams.max_length,
+                                 model.max_positions)
+    assert rules.max_input_length == expected
+
+
+def test_decodes_and_length_buckets_stop_at_the_models_positions():
+    search = ReversingSearch()
+    rules = InputRules.for_model(0, 256, 6)
+    outputs = decode_lines(["abcdefgh", "ab"], decoding(
+        search, "batch_size=1,extra_length=5,length_bucket=4", rules=rules, xla=True))
+    assert outputs == ["edcba", "ba"]  # cut to 5 tokens and EOS
+    # 6 tokens pad to the 6 positions, not to the bucket's 8; 3 pad to 4.
+    assert [(inputs.shape, length) for inputs, length in search.calls] == [((1, 6), 6),
+                                                                          ((1, 4), 6)]
+    assert (rules.decode_length(5), rules.padded_length(7, 0)) == (5, 6)
 
 
 def test_interactive_lines_are_read_strictly_and_warned_about(caplog):
     out = io.StringIO()
-    decode_interactive(WORDS, ReversingSearch(), decode_hparams(),
+    decode_interactive(decoding(ReversingSearch(), encoder=WORDS),
                        input_stream=io.BytesIO(b"\xef\xbb\xbfa b\r\nzz a\n"), output_stream=out)
     assert out.getvalue() == "b a\na <UNK>\n"
     assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
@@ -259,6 +299,6 @@ def test_interactive_lines_are_read_strictly_and_warned_about(caplog):
         "decoded as <UNK>"]
     out = io.StringIO()
     with pytest.raises(ValueError, match=r"<stdin>:2: control character U\+0000 \(NUL\)"):
-        decode_interactive(WORDS, ReversingSearch(), decode_hparams(),
+        decode_interactive(decoding(ReversingSearch(), encoder=WORDS),
                            input_stream=io.BytesIO(b"a\nb\x00\nc\n"), output_stream=out)
     assert out.getvalue() == "a\n"

@@ -11,8 +11,10 @@ import tensorflow as tf
 
 from t2t_lite.bin import t2t_decoder, t2t_exporter, t2t_trainer
 from t2t_lite.data.encoders import ByteTextEncoder, TokenTextEncoder
-from t2t_lite.decoding.decoder import decode_hparams
+from t2t_lite.decoding.input_rules import InputRules, encode_input
+from t2t_lite.decoding.settings import decode_settings
 from t2t_lite.experiment import resolve
+from t2t_lite.export import graph_rules
 from t2t_lite.export.exporter import ExportModule
 from t2t_lite.export.graph_text import graph_codec
 from t2t_lite.parsing.graph_trees import graph_delinearize
@@ -144,7 +146,7 @@ def test_any_batch_and_length_one_trace(translation):
     model = experiment.build_model()
     restore_model(model, output_dir)
     module = ExportModule(model, experiment.problem, experiment.data_dir,
-                          decode_hparams(DECODE))
+                          decode_settings(DECODE, experiment.problem, experiment.hparams))
     for lines in (["the dog"], ["a cat", "the green house under a red tree on the dog", ""],
                   ["tree"] * 7):
         assert module.serve(tf.constant(lines))["outputs"].shape == (len(lines),)
@@ -170,6 +172,22 @@ def test_export_refuses_a_folder_in_use(translation, capsys):
     output_dir = os.path.join(os.path.dirname(os.path.dirname(export_dir)), "train")
     assert t2t_exporter.main([f"--output_dir={output_dir}", f"--export_dir={export_dir}"]) == 2
     assert "holds files t2t-exporter did not write" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rules", [InputRules(4, 6), InputRules(0, None)])
+def test_graph_rules_equal_the_python_rules(rules):
+    """The export's TensorFlow rules read the same InputRules as t2t-decoder's Python."""
+    encoder = ByteTextEncoder()
+    lines = ["abcdef", "ab", "", "caf\u00e9"]
+    ids = graph_rules.source_ids(rules, graph_codec(encoder), tf.constant(lines)).numpy()
+    for row, line in zip(ids.tolist(), lines):
+        expected, _ = encode_input(line, encoder, rules.max_input_length)
+        assert row[:len(expected)] == expected and not any(row[len(expected):])
+    assert [int(graph_rules.decode_length(rules, tf.constant(n))) for n in (3, 9)] == [
+        rules.decode_length(n) for n in (3, 9)]
+    texts = ["a\n", "a\r\nb", "a\n\nb", "a\u2028b\x85", "\n\r", "a\tb", "a\rb\x0c"]
+    graph = graph_rules.one_line(rules, tf.constant(texts)).numpy()
+    assert [s.decode("utf-8") for s in graph] == [rules.one_line(t) for t in texts]
 
 
 @pytest.mark.parametrize("encoder, texts", [

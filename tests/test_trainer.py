@@ -4,8 +4,9 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite.builtins import load_builtins
-from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.decoding.decoder import decode_lines
+from t2t_lite.decoding.factory import build_decoding
+from t2t_lite.decoding.settings import decode_settings
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.problems.algorithmic import fresh_binary_strings, reversal_accuracy_by_length
@@ -173,9 +174,10 @@ def test_tiny_transformer_learns_to_reverse(reverse_data, tmp_path):
             break
     assert accuracy >= 0.99, (trainer.step, accuracy)
     inputs = fresh_binary_strings(per_length=3, seed=2026)
-    encoder = trainer.experiment.problem.feature_encoders(reverse_data)["inputs"]
-    outputs = decode_lines(inputs, encoder, BeamSearchDecoder(trainer.model, 4, 0.6),
-                           batch_size=40, extra_length=5)
+    problem = trainer.experiment.problem
+    settings = decode_settings("beam_size=4,alpha=0.6,batch_size=40,extra_length=5", problem,
+                               trainer.model.hparams)
+    outputs = decode_lines(inputs, build_decoding(trainer.model, problem, reverse_data, settings))
     by_length = reversal_accuracy_by_length(inputs, outputs)
     print("exact reversals by length, beam 4:", by_length)
     assert list(by_length) == ["1-10", "11-20", "21-30", "31-40"]

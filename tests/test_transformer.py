@@ -10,8 +10,11 @@ from t2t_lite import registry
 from t2t_lite.builtins import load_builtins
 from t2t_lite.contracts.decode_state import decode_loop_shapes
 from t2t_lite.data.encoders import TokenTextEncoder
-from t2t_lite.decoding.search_decoder import BeamSearchDecoder, cache_lengths
 from t2t_lite.decoding.decoder import decode_lines
+from t2t_lite.decoding.factory import Decoding
+from t2t_lite.decoding.input_rules import InputRules
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder, cache_lengths
+from t2t_lite.decoding.settings import DecodeSettings, decode_hparams
 from t2t_lite.hparams.transformer import transformer_base, transformer_big, transformer_tiny
 from t2t_lite.layers.embedding import sinusoid_position_encoding
 from t2t_lite.models.base import Seq2SeqModel, shift_right
@@ -223,10 +226,13 @@ def test_learned_positions_bound_decoding_and_the_checkpoint_shape():
     assert "max_length" in Transformer.architecture_keys(model.hparams)
     assert "max_length" not in Transformer.architecture_keys(tiny_model().hparams)
     search = BeamSearchDecoder(model, beam_size=2, allow_eos=False)
-    ids, _ = search(tf.constant([[3, 4, 1]]), 50)  # stops at the last learned position
+    rules = InputRules.for_model(0, model.hparams.max_length, model.max_positions)
+    ids, _ = search(tf.constant([[3, 4, 1]]), rules.decode_length(50))  # the last position
     assert ids.shape[-1] == 6
-    with pytest.raises(ValueError, match="7 tokens is longer than the 6 positions"):
-        search(tf.ones([1, 7], tf.int32), 50)
+    with pytest.raises(ValueError, match="an input of 7 tokens is longer than the 6 positions"):
+        search(tf.ones([1, 7], tf.int32), 6)
+    with pytest.raises(ValueError, match="a decode of up to 50 tokens is longer than the 6 "):
+        search(tf.constant([[3, 4, 1]]), 50)
 
 
 # Each Table 3 row's set: the keys in which it differs from transformer_base.
@@ -394,10 +400,12 @@ def test_xla_decode_of_lines_compiles_one_program_per_length_bucket():
     encoder = TokenTextEncoder(words)
     lines = [" ".join(words[:n]) for n in (1, 2, 3, 9, 10, 11)]
     compiled = BeamSearchDecoder(model, beam_size=2, jit_compile=True)
-    options = {"batch_size": 2, "extra_length": 3, "length_bucket": 8}
-    outputs = decode_lines(lines, encoder, compiled, **options)
-    assert outputs == decode_lines(lines, encoder, BeamSearchDecoder(model, beam_size=2),
-                                   **options)
+    settings = DecodeSettings.from_hparams(
+        decode_hparams("batch_size=2,extra_length=3,length_bucket=8"), model.hparams)
+    rules = InputRules.for_model(0, model.hparams.max_length, model.max_positions)
+    outputs = decode_lines(lines, Decoding(compiled, settings, rules, encoder, encoder))
+    plain = Decoding(BeamSearchDecoder(model, beam_size=2), settings, rules, encoder, encoder)
+    assert outputs == decode_lines(lines, plain)  # on the same padded batches
     assert compiled.traces == 2  # one per length bucket
     # Longest first: (12, 11) and (10, 4) tokens pad to 16, (3, 2) to 8.
     assert sorted(compiled.shapes_seen) == [(2, 8, 11), (2, 16, 19)]

@@ -20,7 +20,7 @@ from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.data.encoders import TextEncoder
 from t2t_lite.data.text_files import read_utf8_lines
 from t2t_lite.data.unknown_tokens import UnknownTokens
-from t2t_lite.decoding.decoder import encode_input, warn_cut
+from t2t_lite.decoding.input_rules import encode_input, warn_cut
 
 
 def _padded(rows: list[list[int]]) -> tf.Tensor:

@@ -1,7 +1,7 @@
 """``BeamSearchDecoder``: the search of ``t2t_lite.decoding.beam_search`` compiled
 once for one model and one (beam size, alpha), as the decoder, the dev-set
-evaluation and the benchmarks call it; with ``jit_compile``, by XLA on growing
-cache buffers (``cache_lengths``).
+evaluation and the benchmarks call it (``t2t_lite.decoding.factory`` builds it);
+with ``jit_compile``, by XLA on growing cache buffers (``cache_lengths``).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from t2t_lite.contracts.decode_constraint import DecodeConstraint
 from t2t_lite.contracts.reserved_ids import EOS_ID
-from t2t_lite.decoding.beam_search import resolve_constraint, search
+from t2t_lite.decoding.beam_search import beam_search, resolve_constraint, search
 
 # Under XLA the caches are fixed-size buffers and a step attends over all of one:
 # the loops start on buffers this long and double them as the decode passes their end.
@@ -30,7 +30,6 @@ def cache_lengths(max_decode_length: int) -> list[int]:
     if len(lengths) > 2 and lengths[-1] - lengths[-2] < lengths[-2] - lengths[-3]:
         del lengths[-2]
     return lengths
-
 
 
 class BeamSearchDecoder:
@@ -98,16 +97,7 @@ class BeamSearchDecoder:
     def __call__(self, inputs: Any, max_decode_length: Any) -> tuple[tf.Tensor, tf.Tensor]:
         inputs = tf.convert_to_tensor(inputs, tf.int32)
         max_decode_length = int(max_decode_length)
-        max_positions = getattr(self.model, "max_positions", None)
-        if max_positions is not None:
-            # A model with learned positions has none beyond max_positions:
-            # refuse longer inputs plainly and stop outputs at that length.
-            if inputs.shape[1] > max_positions:
-                raise ValueError(
-                    f"an input of {inputs.shape[1]} tokens is longer than the "
-                    f"{max_positions} positions the model learned; shorten it or set "
-                    f"the decode hparam max_input_length<={max_positions}")
-            max_decode_length = min(max_decode_length, max_positions)
+        self._check_positions(inputs.shape[1], max_decode_length)
         self.shapes_seen.add((*inputs.shape, max_decode_length))
         compiled = self._search_for(max_decode_length)
         if self.jit_compile:
@@ -115,3 +105,28 @@ class BeamSearchDecoder:
         else:
             ids, scores, steps = compiled(inputs, tf.constant(max_decode_length, tf.int32))
         return ids[:, :, :int(steps)], scores
+
+    def _check_positions(self, input_length: int, max_decode_length: int) -> None:
+        """A model with learned positions has none beyond ``max_positions``: a longer
+        input or decode is refused plainly (``InputRules`` cut and clamp them to fit)."""
+        max_positions = getattr(self.model, "max_positions", None)
+        if max_positions is None:
+            return
+        if input_length > max_positions:
+            raise ValueError(
+                f"an input of {input_length} tokens is longer than the {max_positions} "
+                f"positions the model learned; shorten it or set the decode hparam "
+                f"max_input_length<={max_positions}")
+        if max_decode_length > max_positions:
+            raise ValueError(
+                f"a decode of up to {max_decode_length} tokens is longer than the "
+                f"{max_positions} positions the model learned; decode at most "
+                f"{max_positions} (InputRules.decode_length)")
+
+    def in_graph(self, inputs: tf.Tensor, max_decode_length: tf.Tensor
+                 ) -> tuple[tf.Tensor, tf.Tensor]:
+        """The search as ops of the caller's graph (an export's serving function, which
+        takes any batch and length: not compiled, whatever ``jit_compile``) ->
+        ``beam_search``'s (ids, scores)."""
+        return beam_search(self.model, inputs, self.beam_size, self.alpha, max_decode_length,
+                           self.eos_id, self.allow_eos, self.constraint)

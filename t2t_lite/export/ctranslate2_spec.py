@@ -35,7 +35,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from t2t_lite.data.encoders import EOS_ID, PAD_ID, TextEncoder, TokenTextEncoder
+from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
+from t2t_lite.data.encoders import TextEncoder, TokenTextEncoder
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.subword import UNK_ID, SubwordTextEncoder
 from t2t_lite.decoding.decoder import SearchFn, decode_lines

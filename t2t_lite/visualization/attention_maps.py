@@ -22,7 +22,7 @@ from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.data.encoders import TextEncoder, trim_ids
 from t2t_lite.data.text_files import check_text
 from t2t_lite.data.unknown_tokens import UnknownTokens
-from t2t_lite.decoding.decoder import encode_input, warn_cut
+from t2t_lite.decoding.input_rules import encode_input, warn_cut
 
 START_TOKEN = "<s>"  # the decoder's start symbol, fed as PAD_ID
 KINDS = ("encoder_self", "decoder_self", "encoder_decoder")

@@ -1,0 +1,92 @@
+"""The opening that the commands reading a trained run share (t2t-decoder,
+t2t-exporter, t2t-attention; benchmarks/sweep_decode.py): load the
+registrations, require --output_dir, declare it and resolve the run it holds,
+then build and restore its model and set up its decoding (no library logic here).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from t2t_lite.bin import common
+
+if TYPE_CHECKING:  # the heavy imports wait until a command runs
+    from t2t_lite.decoding.factory import Decoding
+    from t2t_lite.decoding.settings import DecodeSettings
+    from t2t_lite.experiment import Experiment
+    from t2t_lite.output_paths import Paths
+
+
+def start(args: argparse.Namespace) -> bool:
+    """Loads the registrations (built-ins, --t2t_usr_dir); True when that was all
+    the command had to do (--registry_help). Otherwise --output_dir is required."""
+    if common.load_registrations(args):
+        return True
+    if not args.output_dir:
+        raise ValueError("--output_dir is required (the folder t2t-trainer wrote)")
+    return False
+
+
+def restored_model(experiment: "Experiment", checkpoint_path: str | None = None
+                   ) -> tuple[Any, str]:
+    """``experiment``'s model with the weights of ``checkpoint_path`` (default: its
+    output dir's latest checkpoint), and the checkpoint's path."""
+    from t2t_lite.training.checkpoints import restore_model
+
+    model = experiment.build_model()
+    return model, restore_model(model, experiment.output_dir, checkpoint_path)
+
+
+@dataclasses.dataclass
+class OpenedRun:
+    """A command's resolved run and the paths it has declared so far."""
+    experiment: "Experiment"
+    paths: "Paths"
+
+    def restored_model(self, checkpoint_path: str | None = None) -> tuple[Any, str]:
+        """The model with its checkpoint's weights, and that checkpoint's path."""
+        return restored_model(self.experiment, checkpoint_path)
+
+    def decode_settings(self, overrides: str, source: str = "--decode_hparams"
+                        ) -> "DecodeSettings":
+        """The problem's decode settings with ``overrides``, XLA as the run's model."""
+        from t2t_lite.decoding.settings import decode_settings
+
+        return decode_settings(overrides, self.experiment.problem, self.experiment.hparams,
+                               source)
+
+    def decoding(self, model: Any, settings: "DecodeSettings",
+                 members: Sequence[Any] = ()) -> "Decoding":
+        """``build_decoding`` of ``model`` (and ensemble ``members``) for the run's problem."""
+        from t2t_lite.decoding.factory import build_decoding
+
+        return build_decoding(model, self.experiment.problem, self.experiment.data_dir,
+                              settings, members)
+
+
+def input_files(*flags_and_paths: tuple[str, str]) -> Callable[["Paths"], None]:
+    """An ``open_run`` declaration of each (flag, path) as an input file."""
+    def declare(paths: "Paths") -> None:
+        for flag, path in flags_and_paths:
+            paths.input_file(flag, path)
+    return declare
+
+
+def open_run(args: argparse.Namespace, command: str,
+             declare: Callable[["Paths"], None] | None = None) -> OpenedRun:
+    """``command``'s ``Paths`` with --output_dir declared (then the command's own
+    inputs, by ``declare``), the run resolved from the registry flags and
+    --output_dir's hparams.json, and its --data_dir declared."""
+    from t2t_lite import experiment as experiment_lib
+    from t2t_lite import output_paths
+
+    paths = output_paths.Paths(command)
+    paths.input_folder("--output_dir", args.output_dir)
+    if declare:
+        declare(paths)
+    experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
+                                        args.hparams, args.data_dir, args.output_dir,
+                                        must_exist=True)
+    paths.input_folder("--data_dir", experiment.data_dir)
+    return OpenedRun(experiment, paths)

@@ -1,0 +1,61 @@
+"""The one way to set up decoding: a model (or an ensemble) and a problem, under
+``DecodeSettings``, become a ``Decoding``: the compiled search, the input rules,
+the codecs and the problem's postprocessing.
+
+t2t-decoder, the dev-set scorer, the exporter, t2t-attention and the benchmarks
+all build their search here, so whether a model decodes compiled (the run's
+hparam ``xla``), with which constraint and within which input limits never
+depends on the caller.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from t2t_lite.data.encoders import TextEncoder
+from t2t_lite.data.problem import Problem
+from t2t_lite.decoding.ensemble import Ensemble
+from t2t_lite.decoding.input_rules import InputRules
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder
+from t2t_lite.decoding.settings import DecodeSettings
+
+# int32 inputs [B, S] (each row ending in EOS, PAD-padded) and the most tokens to
+# decode -> (ids [B, beam, L], scores [B, beam]), best beam first.
+SearchFn = Callable[[np.ndarray, int], tuple[Any, Any]]
+# (input line, decoded text) -> output line; e.g. parsing rebuilds a tree over the words.
+Postprocess = Callable[[str, str], str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Decoding:
+    """Everything that turns input lines into output lines (``t2t_lite.decoding.decoder``)."""
+    search: SearchFn            # a BeamSearchDecoder; tests give stand-ins
+    settings: DecodeSettings
+    rules: InputRules
+    encoder: TextEncoder        # encodes the inputs
+    target_encoder: TextEncoder  # decodes the outputs (the same object when shared)
+    postprocess: Postprocess | None = None
+
+    def __call__(self, inputs: np.ndarray, max_decode_length: int) -> tuple[Any, Any]:
+        """The search (a ``SearchFn`` itself), for as many of ``max_decode_length``
+        tokens as the model has positions for."""
+        return self.search(inputs, self.rules.decode_length(max_decode_length))
+
+
+def build_decoding(model: Any, problem: Problem, data_dir: str, settings: DecodeSettings,
+                   members: Sequence[Any] = ()) -> Decoding:
+    """The decoding of restored ``model`` (with ``members``: their ensemble, each
+    step's distribution the mean of theirs) for ``problem`` (its vocabulary in
+    ``data_dir``, its decode constraint and postprocessing) under ``settings``.
+    Inputs are cut at ``model``'s max_length unless the settings say otherwise."""
+    decoder_model = Ensemble([model, *members]) if members else model
+    encoders = problem.feature_encoders(data_dir)
+    search = BeamSearchDecoder(decoder_model, settings.beam_size, settings.alpha,
+                               constraint=problem.decode_constraint(data_dir),
+                               jit_compile=settings.xla)
+    rules = InputRules.for_model(settings.max_input_length, model.hparams.max_length,
+                                 decoder_model.max_positions)
+    return Decoding(search, settings, rules, encoders["inputs"], encoders["targets"],
+                    problem.postprocess_decode)
