@@ -13,7 +13,7 @@ from t2t_lite.bin import t2t_decoder, t2t_exporter, t2t_trainer
 from t2t_lite.data.encoders import TokenTextEncoder
 from t2t_lite.export.ctranslate2_spec import transformer_spec, translate_lines, vocabulary
 from t2t_lite.models.transformer import Transformer
-from test_export import TranslateEnxxExportTest  # registers PROBLEM: upper-cased sentences
+from toys import TranslateEnxxExportTest  # registers PROBLEM: upper-cased sentences
 
 TINY = "hidden_size=32,filter_size=64,num_encoder_layers=2,num_decoder_layers=2"
 PROBLEM = "translate_enxx_export_test"

@@ -19,27 +19,11 @@ from t2t_lite.export.exporter import ExportModule
 from t2t_lite.export.graph_text import graph_codec
 from t2t_lite.parsing.graph_trees import graph_delinearize
 from t2t_lite.parsing.linearize import SlotToken, delinearize
-from t2t_lite.problems import translate
+from toys import TranslateEnxxExportTest  # noqa: F401 (registers translate_enxx_export_test)
 from t2t_lite.training.checkpoints import restore_model
 from treebank_files import write_ldc_layout
 
 DECODE = "beam_size=3,alpha=0.6,extra_length=12"
-
-
-@translate.register_translate_problem
-class TranslateEnxxExportTest(translate.TranslateProblem):
-    """Sentences of a few words, "translated" by upper-casing them."""
-
-    source_language, target_language = "en", "xx"
-    subword_vocab_size = 300
-    words = "the a dog cat runs sleeps on under green red house tree".split()
-
-    def parallel_texts(self, tmp_dir, subset):
-        size = {"train": 200, "dev": 4, "test": 4}[subset]
-        for i in range(size):
-            sentence = " ".join(self.words[(i * 7 + k * 5) % len(self.words)]
-                                for k in range(2 + i % 4))
-            yield {"en": sentence, "xx": sentence.upper()}
 
 
 def train(problem, model, hparams_set, root, hparams=""):

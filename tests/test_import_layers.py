@@ -35,7 +35,8 @@ ALLOWED: dict[str, set[str]] = {
     "decoding": GROUND | {"decoding", "data", "metrics"},
     "experiment": GROUND | {"data"},
     "training": GROUND | {"training", "data", "hparams", "experiment"},
-    "export": GROUND | {"export", "data", "decoding"},
+    # A CTranslate2 export restates the Transformer's layers in CTranslate2's spec.
+    "export": GROUND | {"export", "data", "decoding", "models", "layers"},
     "visualization": GROUND | {"visualization", "data", "decoding"},
     "builtins": {"problems", "models", "hparams", "metrics"},
 }

@@ -14,6 +14,7 @@ from t2t_lite.experiment import Experiment
 from t2t_lite.hparam import HParams
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.transformer import Transformer
+from t2t_lite.problems import translate
 from t2t_lite.problems.algorithmic import (AlgorithmicIdentityDecimal40,
                                           AlgorithmicReverseBinary40)
 from t2t_lite.training.trainer import TrainOptions, Trainer
@@ -70,3 +71,19 @@ def make_trainer(data_dir: str, output_dir, hparams: HParams,
     experiment = Experiment(problem or SmallReverse(), model_name, "test_hparams", hparams,
                             data_dir, str(output_dir))
     return Trainer(experiment, TrainOptions(**options), strategy)
+
+
+@translate.register_translate_problem
+class TranslateEnxxExportTest(translate.TranslateProblem):
+    """Sentences of a few words, "translated" by upper-casing them."""
+
+    source_language, target_language = "en", "xx"
+    subword_vocab_size = 300
+    words = "the a dog cat runs sleeps on under green red house tree".split()
+
+    def parallel_texts(self, tmp_dir, subset):
+        size = {"train": 200, "dev": 4, "test": 4}[subset]
+        for i in range(size):
+            sentence = " ".join(self.words[(i * 7 + k * 5) % len(self.words)]
+                                for k in range(2 + i % 4))
+            yield {"en": sentence, "xx": sentence.upper()}

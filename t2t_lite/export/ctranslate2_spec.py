@@ -39,7 +39,10 @@ from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.data.encoders import TextEncoder, TokenTextEncoder
 from t2t_lite.data.problem import Problem
 from t2t_lite.data.subword import UNK_ID, SubwordTextEncoder
-from t2t_lite.decoding.decoder import SearchFn, decode_lines
+from t2t_lite.decoding.decoder import decode_lines
+from t2t_lite.decoding.factory import Decoding, SearchFn
+from t2t_lite.decoding.input_rules import InputRules
+from t2t_lite.decoding.settings import DecodeSettings, decode_hparams
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.embedding import sinusoid_position_encoding
 from t2t_lite.layers.transformer_blocks import LAYER_NORM_EPSILON
@@ -249,6 +252,9 @@ def translate_lines(translator: Any, encoder: TextEncoder, lines: list[str], *,
     target_encoder = target_encoder or encoder
     search = ctranslate2_search(translator, encoder, target_encoder, beam_size,
                                 length_penalty)
-    return decode_lines(lines, encoder, search, batch_size=batch_size,
-                        extra_length=extra_length, max_input_length=max_input_length,
-                        target_encoder=target_encoder)
+    settings = DecodeSettings.from_hparams(
+        decode_hparams(f"beam_size={beam_size},extra_length={extra_length},"
+                       f"batch_size={batch_size},max_input_length={max_input_length}",
+                       source="translate_lines"), HParams(xla=False))
+    rules = InputRules(max_input_length, max_positions=None)
+    return decode_lines(lines, Decoding(search, settings, rules, encoder, target_encoder))
