@@ -12,7 +12,8 @@ from t2t_lite.metrics.scoring import score_decodes
 from t2t_lite.parsing.linearize import (Kind, SlotToken, delinearize, linearize, token_kinds,
                                         with_placeholder_tags)
 from t2t_lite.parsing.tree_constraint import TreeConstraint
-from t2t_lite.parsing.trees import TreebankFormatError, parse_trees, preprocess, read_treebank
+from t2t_lite.parsing.trees import (TreebankFormatError, file_range_files, parse_trees,
+                                    preprocess, read_treebank)
 from t2t_lite.problems.parsing import (PTB_POS_TAGS, ParsingEnglishPtb16k,
                                        ParsingEnglishPtbSample, ParsingEnglishPtbSampleLexical,
                                        ParsingEnglishPtbSampleTaggedTune,
@@ -211,33 +212,42 @@ def test_lexical_sample_problem_spells_words_and_rebuilds_gold_trees(tmp_path):
 
 
 @needs_sample
-def test_tagged_tuning_slice_predicts_real_tags_on_files_dev_never_sees(tmp_path):
+def test_tuning_slice_shares_no_file_with_dev():
+    """Settings are chosen on wsj_0150-0159 by models trained on wsj_0001-0149; the
+    reported dev range is wsj_0160-0179."""
+    folder = os.path.join(SAMPLE_DIR, "combined")
+    names = lambda first, last: {os.path.basename(f)
+                                 for f in file_range_files(folder, first, last)}
+    dev = names(*ParsingEnglishPtbSample.split_ranges["dev"])
+    ranges = ParsingEnglishPtbSampleTaggedTune.split_ranges
+    train, tune = names(*ranges["train"]), names(*ranges["dev"])
+    assert len(train) == 149 and len(tune) == 10 and len(dev) == 20
+    assert not (train & tune) and not (train | tune) & dev
+    assert ranges["test"] == ranges["dev"]
+
+
+@needs_sample
+def test_tagged_targets_predict_real_tags(tmp_path):
     problem = ParsingEnglishPtbSampleTaggedTune()
-    data_dir = str(tmp_path / "data")
-    problem.generate_data(data_dir, SAMPLE_DIR)
-    train_trees = list(problem.split_trees(SAMPLE_DIR, "train"))
-    tune_trees = list(problem.split_trees(SAMPLE_DIR, "dev"))
-    dev_words = {" ".join(t.words()) for t in ParsingEnglishPtbSample().split_trees(SAMPLE_DIR,
-                                                                                     "dev")}
-    # wsj_0001-0149 / wsj_0150-0159: neither part holds a sentence of the dev range.
-    assert len(train_trees) > 3000 and 100 < len(tune_trees) < 500
-    assert not dev_words & {" ".join(t.words()) for t in train_trees + tune_trees}
-    source, target = examples(problem, data_dir, "dev")[0]
-    assert target.split() == linearize(tune_trees[0], SlotToken.POS)
+    trees = list(problem.split_trees(SAMPLE_DIR, "dev"))
+    target = problem.generate_samples(str(tmp_path), SAMPLE_DIR, "dev").__next__()["targets"]
+    assert target.split() == linearize(trees[0], SlotToken.POS)
     assert "XX" not in target.split() and set(target.split()) & {"NN", "DT", "NNP"}
-    # Decoding puts only tags in word slots, and the output tree carries them.
-    vocab = problem.feature_encoders(data_dir)["targets"].tokens
-    slots = {vocab[i] for i in range(len(vocab))
-             if token_kinds(vocab, slot_token=SlotToken.POS, tags=PTB_POS_TAGS)[i] == Kind.WORD}
-    assert slots == PTB_POS_TAGS
-    assert problem.decode_constraint(data_dir).vocab_size == len(vocab)
+    # Decoding puts only tags in word slots (the vocabulary also holds words), and
+    # the output tree carries them.
+    vocab = build_parsing_vocab(trees, 2**13, SlotToken.POS).tokens
+    kinds = token_kinds(vocab, slot_token=SlotToken.POS, tags=PTB_POS_TAGS)
+    assert {vocab[i] for i in range(len(vocab)) if kinds[i] == Kind.WORD} == PTB_POS_TAGS
+    assert TreeConstraint(vocab, slot_token=SlotToken.POS, tags=PTB_POS_TAGS).vocab_size == len(
+        vocab)
     assert problem.postprocess_decode("the dog", "(NP DT NN )") == "(NP (DT the) (NN dog))"
-    golds = [str(tree) for tree in tune_trees[:30]]
+    golds = [str(tree) for tree in trees[:30]]
     tests = [problem.postprocess_decode(" ".join(tree.words()),
                                         " ".join(linearize(tree, SlotToken.POS)))
-             for tree in tune_trees[:30]]
+             for tree in trees[:30]]
     report = score_decodes(problem, golds, tests)
-    assert "Bracketing FMeasure       = 100.00" in report and "Tagging accuracy          = 100.00" in report
+    assert "Bracketing FMeasure       = 100.00" in report
+    assert "Tagging accuracy          = 100.00" in report
 
 
 def test_tagged_vocabulary_refuses_a_tag_outside_the_treebanks():
