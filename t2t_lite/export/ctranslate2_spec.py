@@ -252,9 +252,9 @@ def translate_lines(translator: Any, encoder: TextEncoder, lines: list[str], *,
     target_encoder = target_encoder or encoder
     search = ctranslate2_search(translator, encoder, target_encoder, beam_size,
                                 length_penalty)
-    settings = DecodeSettings.from_hparams(
-        decode_hparams(f"beam_size={beam_size},extra_length={extra_length},"
-                       f"batch_size={batch_size},max_input_length={max_input_length}",
-                       source="translate_lines"), HParams(xla=False))
+    settings = DecodeSettings(  # checked as --decode_hparams are; CTranslate2 runs no XLA
+        **decode_hparams(f"beam_size={beam_size},extra_length={extra_length},"
+                         f"batch_size={batch_size},max_input_length={max_input_length}",
+                         source="translate_lines").values(), xla=False)
     rules = InputRules(max_input_length, max_positions=None)
     return decode_lines(lines, Decoding(search, settings, rules, encoder, target_encoder))
