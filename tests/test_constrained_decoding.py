@@ -140,6 +140,51 @@ def test_lexical_constraint_copies_the_input_words_in_order(beam_size):
         assert is_tree(ENCODER.encode(as_slots) + [EOS_ID], sentence.split()), tokens
 
 
+TAGGED_ENCODER = TokenTextEncoder(["(S", "(NP", "(VP", ")", "(DT", "(NN", "(VBZ", "the", "dog",
+                                   "barks", "loudly"])
+
+
+def tagged_decode(beam_size, sentences, max_decode_length):
+    """An untrained Transformer's constrained decodes of ``sentences`` with POS-tag targets."""
+    model = tiny_transformer(TAGGED_ENCODER.vocab_size, seed=3, num_encoder_layers=1,
+                             num_decoder_layers=1)
+    constraint = TreeConstraint(TAGGED_ENCODER.tokens, slot_token=SlotToken.POS)
+    rows = [TAGGED_ENCODER.encode(sentence) + [EOS_ID] for sentence in sentences]
+    inputs = np.full((len(rows), max(map(len, rows))), PAD_ID, np.int32)
+    for i, row in enumerate(rows):
+        inputs[i, :len(row)] = row
+    ids, scores = BeamSearchDecoder(model, beam_size, 0.3, constraint=constraint)(
+        inputs, max_decode_length)
+    return ids.numpy(), scores.numpy()
+
+
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_tagged_constraint_puts_a_tag_before_each_input_word(beam_size):
+    sentences = ["the dog barks loudly", "dog", "barks the dog the dog"]
+    ids, scores = tagged_decode(beam_size, sentences, 40)
+    assert np.isfinite(scores[:, 0]).all()
+    tags = {"(DT", "(NN", "(VBZ"}
+    for row, sentence in enumerate(sentences):
+        tokens = TAGGED_ENCODER.decode(ids[row, 0].tolist()).split()
+        words = [t for t in tokens if not t.startswith(("(", ")"))]
+        assert words == sentence.split(), tokens
+        assert all(tokens[tokens.index(t, i) - 1] in tags for i, t in enumerate(tokens)
+                   if t in words)
+        tree = delinearize(tokens, sentence.split(), SlotToken.POS)
+        assert linearize(tree, SlotToken.POS) == tokens and ids[row, 0].tolist().count(EOS_ID)
+
+
+def test_tagged_paths_finish_within_max_decode_length():
+    # The shortest tagged tree of n words is "(S" + a tag and a word each + ")" + EOS.
+    sentences = ["the dog barks", "dog the dog the dog"]
+    for slack in (0, 2):
+        ids, scores = tagged_decode(4, sentences, 2 * 5 + 3 + slack)
+        assert np.isfinite(scores[:, 0]).all()
+        for row, sentence in enumerate(sentences):
+            tokens = TAGGED_ENCODER.decode(ids[row, 0].tolist()).split()
+            assert [t for t in tokens if t[0] not in "()"] == sentence.split()
+
+
 def constrained_scores(constraint, sentence, prefix, log_probs):
     """``constraint.constrain`` for one hypothesis after the target tokens ``prefix``."""
     state = constraint.initial_state(tf.constant(encode([sentence])), 1, tf.constant(50))

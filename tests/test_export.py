@@ -198,10 +198,11 @@ def test_graph_codec_refuses_other_encoders():
 @pytest.mark.parametrize("slot_token, decoded", [
     (SlotToken.WORD, "(S (NP The dog ) (VP barks ) . )"),
     (SlotToken.PLACEHOLDER, "(S (NP XX XX ) (VP XX ) XX )"),
-    (SlotToken.POS, "(S (NP DT NN ) (VP VBZ ) . )"),
+    (SlotToken.POS, "(S (NP (DT The (NN dog ) (VP (VBZ barks ) (. . )"),
 ])
 def test_graph_delinearize_equals_delinearize_on_constrained_decodes(slot_token, decoded):
     source = "The dog barks ."
     expected = str(delinearize(decoded, source.split(), slot_token))
-    got = graph_delinearize(tf.constant([source]), tf.constant([decoded]), slot_token)
-    assert got.numpy()[0].decode() == expected
+    got = graph_delinearize(tf.constant([source, source]), tf.constant([decoded, decoded]),
+                            slot_token)
+    assert [line.decode() for line in got.numpy()] == [expected, expected]

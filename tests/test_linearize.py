@@ -20,7 +20,8 @@ def test_linearize_scheme():
     assert " ".join(linearize(DOG)) == "(S (NP XX ) (VP XX (NP XX XX ) ) XX )"
     assert " ".join(linearize(DOG, labelled_closers=True)) == (
         "(S (NP XX )NP (VP XX (NP XX XX )NP )VP XX )S")
-    assert " ".join(linearize(DOG, SlotToken.POS)) == "(S (NP NNP ) (VP VBZ (NP DT NN ) ) . )"
+    assert " ".join(linearize(DOG, SlotToken.POS)) == (
+        "(S (NP (NNP John ) (VP (VBZ has (NP (DT a (NN dog ) ) (. . )")
     assert linearize_example(DOG) == {"inputs": "John has a dog .",
                                       "targets": "(S (NP XX ) (VP XX (NP XX XX ) ) XX )"}
 
@@ -74,8 +75,13 @@ def test_repairs(prediction, words, expected):
 
 
 def test_repairs_pos_slots():
-    tree = delinearize("(S NN (NP JJ", ["a", "b", "c"], SlotToken.POS)
-    assert str(tree) == "(S (NN a) (NP (JJ b) (XX c)))"
+    # Words take the tag just before them; a tag without its word, or a word
+    # without a tag (XX), is repaired like any other malformed prediction.
+    tree = delinearize("(S (NN x (NP (JJ y (DT (NP z", ["a", "b", "c"], SlotToken.POS)
+    assert str(tree) == "(S (NN a) (NP (JJ b) (NP (XX c))))"
+    # A tag's opener is not a constituent: words of the shared vocabulary that
+    # spell a tag ("," is a word and a tag) stay words.
+    assert str(delinearize("(S (, , (NN NN )", [",", "NN"], SlotToken.POS)) == "(S (, ,) (NN NN))"
 
 
 def test_delinearize_needs_words():
@@ -102,8 +108,8 @@ def test_random_predictions_always_give_trees_over_the_words():
 
 
 def test_allowed_kinds_rules():
-    def allowed(placed, depth, last_open, num_words):
-        mask = allowed_kinds(placed, depth, last_open, num_words)
+    def allowed(placed, depth, last_open, num_words, last_tag=False, tagged=False):
+        mask = allowed_kinds(placed, depth, last_open, num_words, last_tag, tagged)
         return {kind.name for kind in Kind if mask[kind]}
 
     assert allowed(0, 0, False, 2) == {"OPEN"}                    # start: only the root opens
@@ -113,6 +119,11 @@ def test_allowed_kinds_rules():
     assert allowed(2, 2, False, 2) == {"CLOSE"}                   # all placed: only close
     assert allowed(2, 1, False, 2) == {"CLOSE"}
     assert allowed(2, 0, False, 2) == {"EOS"}                     # done
+    # Tagged words: a tag goes where a word could, and only the word follows it.
+    assert allowed(0, 1, True, 2, tagged=True) == {"OPEN", "TAG"}
+    assert allowed(1, 2, False, 2, tagged=True) == {"OPEN", "TAG", "CLOSE"}
+    assert allowed(1, 2, False, 2, last_tag=True, tagged=True) == {"WORD"}
+    assert allowed(2, 1, False, 2, tagged=True) == {"CLOSE"}
 
 
 def test_allowed_kinds_is_vectorized():
@@ -121,10 +132,11 @@ def test_allowed_kinds_is_vectorized():
     assert batch.shape == (4, 4, 2, len(Kind))
     for index in np.ndindex(placed.shape):
         assert (batch[index] == allowed_kinds(placed[index], depth[index], last_open[index], 3)).all()
-    placed, depth, last = next_state(np.array([0, 1, 1]), np.array([1, 1, 2]),
-                                     np.array([Kind.OPEN, Kind.WORD, Kind.CLOSE]))
-    assert placed.tolist() == [0, 2, 1] and depth.tolist() == [2, 1, 1]
-    assert last.tolist() == [True, False, False]
+    placed, depth, last, tag = next_state(np.array([0, 1, 1, 1]), np.array([1, 1, 2, 1]),
+                                          np.array([Kind.OPEN, Kind.WORD, Kind.CLOSE, Kind.TAG]))
+    assert placed.tolist() == [0, 2, 1, 1] and depth.tolist() == [2, 1, 1, 1]
+    assert last.tolist() == [True, False, False, False]
+    assert tag.tolist() == [False, False, False, True]
 
 
 VOCAB = ["<pad>", "<EOS>", "(S", "(NP", ")", "XX", ")NP", "foo", "("]
@@ -134,30 +146,41 @@ def test_token_kinds():
     assert token_kinds(VOCAB, eos_id=1, pad_id=0).tolist() == [
         Kind.OTHER, Kind.EOS, Kind.OPEN, Kind.OPEN, Kind.CLOSE, Kind.WORD, Kind.CLOSE,
         Kind.OTHER, Kind.OTHER]
-    with_pos = token_kinds(VOCAB + ["NN"], eos_id=1, pad_id=0, slot_token=SlotToken.POS)
+    with_pos = token_kinds(VOCAB + ["NN", "(NN"], eos_id=1, pad_id=0, slot_token=SlotToken.POS)
     assert with_pos[7] == Kind.WORD and with_pos[9] == Kind.WORD and with_pos[0] == Kind.OTHER
+    assert with_pos[10] == Kind.TAG and with_pos[3] == Kind.OPEN
 
 
-def test_constrained_random_walks_give_well_formed_sequences():
+@pytest.mark.parametrize("slot_token", [SlotToken.PLACEHOLDER, SlotToken.POS])
+def test_constrained_random_walks_give_well_formed_sequences(slot_token):
     """Sampling only allowed ids never stalls and always yields a sequence needing no repair."""
     rng = np.random.default_rng(1)
+    tagged = slot_token is SlotToken.POS
+    # With tags, "XX" and "foo" are words (targets spell them) and "(NN" a tag.
+    vocab = VOCAB + ["(NN"] if tagged else VOCAB
+    never = [0, 8] if tagged else [0, 7, 8]
     for _ in range(200):
         num_words = int(rng.integers(1, 6))
-        constraint = LinearizationConstraint(num_words, VOCAB, eos_id=1, pad_id=0)
+        constraint = LinearizationConstraint(num_words, vocab, eos_id=1, pad_id=0,
+                                             slot_token=slot_token)
         tokens = []
         while True:
             allowed = np.flatnonzero(constraint.allowed_ids())
             assert allowed.size, f"stalled after {tokens}"
-            assert 0 not in allowed and 7 not in allowed and 8 not in allowed
+            assert not set(never) & set(allowed)
             token_id = int(rng.choice(allowed))
             if token_id == 1:
                 break
             constraint.update(token_id)
-            tokens.append(VOCAB[token_id])
+            tokens.append(vocab[token_id])
             assert len(tokens) < 500
         words = [f"w{i}" for i in range(num_words)]
-        tree = delinearize(tokens, words)
-        assert linearize(tree) == [")" if t == ")NP" else t for t in tokens]
+        tree = delinearize(tokens, words, slot_token)
+        expected = [")" if t == ")NP" else t for t in tokens]
+        if tagged:   # the words of the tree replace those the walk wrote
+            expected = [f"w{sum(1 for u in tokens[:i] if u in ('XX', 'foo'))}"
+                        if t in ("XX", "foo") else t for i, t in enumerate(expected)]
+        assert linearize(tree, slot_token) == expected
 
 
 def test_constraint_accepts_gold_and_rejects_bad_ids():

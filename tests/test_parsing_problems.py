@@ -232,15 +232,20 @@ def test_tagged_targets_predict_real_tags(tmp_path):
     trees = list(problem.split_trees(SAMPLE_DIR, "dev"))
     target = problem.generate_samples(str(tmp_path), SAMPLE_DIR, "dev").__next__()["targets"]
     assert target.split() == linearize(trees[0], SlotToken.POS)
-    assert "XX" not in target.split() and set(target.split()) & {"NN", "DT", "NNP"}
-    # Decoding puts only tags in word slots (the vocabulary also holds words), and
-    # the output tree carries them.
+    assert "XX" not in target.split() and set(target.split()) & {"(NN", "(DT", "(NNP"}
+    assert trees[0].words() == [t for t in target.split() if t[0] not in "()"]
+    # The tags are the 45 PTB tags' openers, apart from the phrase openers and
+    # from the words (the vocabulary holds the words "," and "." too), and the
+    # output tree carries them.
     vocab = build_parsing_vocab(trees, 2**13, SlotToken.POS).tokens
     kinds = token_kinds(vocab, slot_token=SlotToken.POS, tags=PTB_POS_TAGS)
-    assert {vocab[i] for i in range(len(vocab)) if kinds[i] == Kind.WORD} == PTB_POS_TAGS
+    assert {vocab[i] for i in range(len(vocab)) if kinds[i] == Kind.TAG} == {
+        "(" + tag for tag in PTB_POS_TAGS}
+    assert kinds[vocab.index(",")] == Kind.WORD and kinds[vocab.index("(NP")] == Kind.OPEN
     assert TreeConstraint(vocab, slot_token=SlotToken.POS, tags=PTB_POS_TAGS).vocab_size == len(
         vocab)
-    assert problem.postprocess_decode("the dog", "(NP DT NN )") == "(NP (DT the) (NN dog))"
+    assert problem.postprocess_decode("the dog", "(NP (DT the (NN dog )") == (
+        "(NP (DT the) (NN dog))")
     golds = [str(tree) for tree in trees[:30]]
     tests = [problem.postprocess_decode(" ".join(tree.words()),
                                         " ".join(linearize(tree, SlotToken.POS)))
@@ -254,5 +259,5 @@ def test_tagged_vocabulary_refuses_a_tag_outside_the_treebanks():
     trees = parse_trees("(S (NP (NNX Birds)) (VP (VBP sing)))")
     with pytest.raises(TreebankFormatError, match="POS tags outside the Penn Treebank's 45: NNX"):
         build_parsing_vocab(trees, 100, SlotToken.POS)
-    assert "NN" in build_parsing_vocab(parse_trees("(S (NP (NNS Birds)))"), 100,
-                                       SlotToken.POS).tokens
+    assert "(NN" in build_parsing_vocab(parse_trees("(S (NP (NNS Birds)))"), 100,
+                                        SlotToken.POS).tokens

@@ -21,29 +21,32 @@ import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.parsing.linearize import Kind, SlotToken, allowed_kinds, token_kinds
+from t2t_lite.parsing.trees import PTB_POS_TAGS
 
 NEG_INF = float("-inf")
 
 
-def _state_index(started, words_left, depth_class, last_was_open):
+def _state_index(started, words_left, depth_class, last_was_open, last_was_tag):
     """Index into the allowed-kinds table; works on NumPy arrays and int32 tensors alike."""
-    return ((started * 2 + words_left) * 3 + depth_class) * 2 + last_was_open
+    return (((started * 2 + words_left) * 3 + depth_class) * 2 + last_was_open) * 2 + last_was_tag
 
 
-def _allowed_kinds_table() -> np.ndarray:
-    """bool[24, NUM_KINDS]: ``allowed_kinds`` for every class of decoding state.
+def _allowed_kinds_table(tagged: bool) -> np.ndarray:
+    """bool[48, NUM_KINDS]: ``allowed_kinds`` for every class of decoding state.
 
-    ``allowed_kinds`` looks at a state only through five predicates: any word
-    placed, any word left, depth 0 / 1 / more, last token an opener. One
-    representative state per combination gives the whole table, so the rules
-    stay written once, in ``t2t_lite.parsing.linearize``.
+    ``allowed_kinds`` looks at a state only through these predicates: any word
+    placed, any word left, depth 0 / 1 / more, last token an opener, last token
+    a tag. One representative state per combination gives the whole table, so
+    the rules stay written once, in ``t2t_lite.parsing.linearize``.
     """
-    started, words_left, depth_class, last_was_open = (
-        a.ravel() for a in np.meshgrid([0, 1], [0, 1], [0, 1, 2], [0, 1], indexing="ij"))
-    table = np.zeros((24, len(Kind)), dtype=bool)
-    table[_state_index(started, words_left, depth_class, last_was_open)] = allowed_kinds(
-        words_placed=started, open_depth=depth_class, last_was_open=last_was_open,
-        num_words=started + words_left)
+    started, words_left, depth_class, last_was_open, last_was_tag = (
+        a.ravel() for a in np.meshgrid([0, 1], [0, 1], [0, 1, 2], [0, 1], [0, 1],
+                                       indexing="ij"))
+    table = np.zeros((48, len(Kind)), dtype=bool)
+    table[_state_index(started, words_left, depth_class, last_was_open, last_was_tag)] = (
+        allowed_kinds(words_placed=started, open_depth=depth_class,
+                      last_was_open=last_was_open, num_words=started + words_left,
+                      last_was_tag=last_was_tag, tagged=tagged))
     return table
 
 
@@ -54,10 +57,10 @@ class TreeConstraint:
     input tokens are whole words: the number of words of an input row is its
     number of ids other than PAD and EOS.
 
-    With ``SlotToken.POS`` a word slot takes one of ``tags`` (never an input word
-    of the shared vocabulary).
+    With ``SlotToken.POS`` each word comes after its tag (an opener of one of
+    ``tags``, ``(DT``), and only there.
 
-    With ``SlotToken.WORD`` (lexicalized targets, which spell the words) a word
+    With targets that spell the words (``SlotToken.WORD`` and ``.POS``) a word
     slot allows only the id of the next input word, so the output copies the
     input exactly, and that id is scored with the model's whole word mass
     (the log-sum-exp over every word id): which word comes next is the
@@ -66,17 +69,20 @@ class TreeConstraint:
     the word, rather than opening brackets (dev F1 63.1 -> 69.8).
 
     Length limit: at depth > 0, an opener is allowed only if the remaining
-    steps still leave room for a word per unplaced word, a closer per open
-    bracket (the new one included) and EOS. The root opener is always allowed,
+    steps still leave room for a word (and its tag) per unplaced word, a closer
+    per open bracket (the new one included) and EOS. The root opener is always allowed,
     so an input too long for ``max_decode_length`` still decodes (unfinished;
     ``delinearize`` repairs it).
     """
 
     def __init__(self, vocab: Sequence[str], eos_id: int = EOS_ID, pad_id: int = PAD_ID,
-                 slot_token: SlotToken = SlotToken.PLACEHOLDER, tags: Collection[str] = ()):
+                 slot_token: SlotToken = SlotToken.PLACEHOLDER,
+                 tags: Collection[str] = PTB_POS_TAGS):
         kinds = token_kinds(vocab, eos_id, pad_id, slot_token, tags)
         missing = [kind.name for kind in (Kind.OPEN, Kind.WORD, Kind.CLOSE)
                    if not np.any(kinds == kind)]
+        if slot_token is SlotToken.POS and not np.any(kinds == Kind.TAG):
+            missing.append(Kind.TAG.name)
         if missing:
             raise ValueError(f"the vocabulary has no {'/'.join(missing)} tokens of a "
                              "linearized tree (such as '(S', 'XX', ')'); is it a parsing "
@@ -84,10 +90,11 @@ class TreeConstraint:
         self.vocab_size = len(vocab)
         self.eos_id = eos_id
         self.pad_id = pad_id
-        self.lexical = slot_token is SlotToken.WORD
+        self.lexical = slot_token.spells_words
+        self.tokens_per_word = 2 if slot_token is SlotToken.POS else 1
         self._kinds = tf.constant(kinds, tf.int32)
         self._not_word = tf.constant(kinds != Kind.WORD)[None, :]   # [1, V], built once
-        self._table = tf.constant(_allowed_kinds_table())
+        self._table = tf.constant(_allowed_kinds_table(tagged=slot_token is SlotToken.POS))
 
     def initial_state(self, inputs: tf.Tensor, beam_size: int,
                       max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
@@ -97,7 +104,7 @@ class TreeConstraint:
         num_words = tf.repeat(tf.reduce_sum(tf.cast(is_word, tf.int32), axis=1), beam_size)
         zeros = tf.zeros_like(num_words)
         state = {"num_words": num_words, "words_placed": zeros, "open_depth": zeros,
-                 "last_was_open": zeros,
+                 "last_was_open": zeros, "last_was_tag": zeros,
                  "steps_left": zeros + tf.cast(max_decode_length, tf.int32)}
         if self.lexical:
             state["input_ids"] = tf.repeat(inputs, beam_size, axis=0)
@@ -115,10 +122,12 @@ class TreeConstraint:
         # (Depth < 0 or too many words come only after a masked token; clipping keeps
         # such dead rows inside the table.)
         index = _state_index(tf.cast(placed > 0, tf.int32), tf.cast(words_left > 0, tf.int32),
-                             tf.clip_by_value(depth, 0, 2), state["last_was_open"])
+                             tf.clip_by_value(depth, 0, 2), state["last_was_open"],
+                             state["last_was_tag"])
         kind_mask = tf.gather(self._table, index)                      # [N, NUM_KINDS]
-        # After an opener here: a word per word left, a closer per bracket, then EOS.
-        room_to_open = words_left + depth + 2 <= state["steps_left"] - 1
+        # After an opener here: a word (and tag) per word left, a closer per bracket, EOS.
+        room_to_open = (self.tokens_per_word * words_left + depth + 2
+                        <= state["steps_left"] - 1)
         open_ok = tf.logical_or(tf.equal(depth, 0), room_to_open)
         kind_mask = tf.logical_and(kind_mask, tf.stack(
             [open_ok] + [tf.ones_like(open_ok)] * (len(Kind) - 1), axis=1))
@@ -153,4 +162,5 @@ class TreeConstraint:
                 "open_depth": state["open_depth"] + is_open
                 - tf.cast(tf.equal(kind, Kind.CLOSE), tf.int32),
                 "last_was_open": is_open,
+                "last_was_tag": tf.cast(tf.equal(kind, Kind.TAG), tf.int32),
                 "steps_left": state["steps_left"] - 1}

@@ -42,6 +42,12 @@ from t2t_lite.data.text_files import read_utf8_lines
 NONE_TAG = "-NONE-"
 PLACEHOLDER_TAG = "XX"   # the POS of a word whose tag is unknown (a parser that predicts no POS)
 ROOT_LABEL = "TOP"
+# The 45 part-of-speech tags of the Penn Treebank (Marcus et al. 1993), punctuation included.
+PTB_POS_TAGS = frozenset((
+    "CC", "CD", "DT", "EX", "FW", "IN", "JJ", "JJR", "JJS", "LS", "MD", "NN", "NNS", "NNP",
+    "NNPS", "PDT", "POS", "PRP", "PRP$", "RB", "RBR", "RBS", "RP", "SYM", "TO", "UH", "VB",
+    "VBD", "VBG", "VBN", "VBP", "VBZ", "WDT", "WP", "WP$", "WRB", "#", "$", ".", ",", ":",
+    "-LRB-", "-RRB-", "``", "''"))
 WSJ_SECTIONS = {"train": range(2, 22), "dev": range(22, 23), "test": range(23, 24)}
 # Reading is iterative, but printing, preprocessing, linearizing and EVALB walk a
 # tree recursively, a Python frame or two a level, under Python's recursion limit
