@@ -240,3 +240,7 @@ def test_constraint_rejects_bad_setups():
                           allow_eos=False)
     with pytest.raises(ValueError, match="no OPEN tokens"):
         TreeConstraint(TokenTextEncoder(["XX", ")", "dog"]).tokens)
+    # A tagged problem's data from before its targets kept the words (bare tags).
+    with pytest.raises(ValueError, match="no POS-tag openers .* Run t2t-datagen again"):
+        TreeConstraint(TokenTextEncoder(["(S", ")", "NN", "dog"]).tokens,
+                       slot_token=SlotToken.POS)

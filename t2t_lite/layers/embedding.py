@@ -56,7 +56,7 @@ class TokenEmbedding(keras.layers.Layer):
 def _step_logits(x: tf.Tensor, embeddings: tf.Tensor) -> tf.Tensor:
     """A decode step's [rows, d] x [vocab, d]^T, compiled by XLA, which beats the
     default CPU kernel at these shapes (1.9-2.3x at 128 rows: benchmarks/int8_matmul.py;
-    beam 4 decoding 1.2-1.4x: docs/SPEED.md). Training keeps the default kernel."""
+    beam 4 decoding 1.2-1.6x: docs/SPEED.md). Training keeps the default kernel."""
     return tf.matmul(x, embeddings, transpose_b=True)
 
 

@@ -35,12 +35,12 @@ a lone word) are wrapped in a ``TOP`` root, which EVALB ignores. Leaves get the
 POS ``XX`` unless the slot tokens are POS tags.
 
 Constrained decoding. A prefix is summarised by three integers: words placed,
-open depth, and whether the last token was an opener. ``allowed_kinds`` maps
-them (NumPy arrays, any shape) to which token kinds may come next, so that
-only sequences with exactly one root holding all the words and no empty
-constituent can be produced (with tagged words, a fourth: whether the last
-token was a tag, which only the word may follow, and which every word needs); ``token_kinds`` classifies a vocabulary so the
-per-kind mask becomes a per-token logits mask by a gather. With labelled
+open depth, and whether the last token was an opener (with tagged words a
+fourth: whether it was a tag, which only its word may follow and which every
+word needs). ``allowed_kinds`` maps them (NumPy arrays, any shape) to which
+token kinds may come next, so that only sequences with exactly one root
+holding all the words and no empty constituent can be produced;
+``token_kinds`` classifies a vocabulary so the per-kind mask becomes a per-token logits mask by a gather. With labelled
 closers any closer passes the mask (its label is not checked against the open
 constituent); ``delinearize`` then closes the innermost one.
 """
@@ -84,6 +84,11 @@ class SlotToken(enum.Enum):
     def spells_words(self) -> bool:
         """Whether targets spell the words (decoding may put only the next input word there)."""
         return self is not SlotToken.PLACEHOLDER
+
+    @property
+    def tokens_per_word(self) -> int:
+        """Target tokens a word takes: its tag and itself with ``POS``, else one."""
+        return 2 if self is SlotToken.POS else 1
 
 
 def linearize(tree: Tree, slot_token: SlotToken = SlotToken.PLACEHOLDER,

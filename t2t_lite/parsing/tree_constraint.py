@@ -82,7 +82,9 @@ class TreeConstraint:
         missing = [kind.name for kind in (Kind.OPEN, Kind.WORD, Kind.CLOSE)
                    if not np.any(kinds == kind)]
         if slot_token is SlotToken.POS and not np.any(kinds == Kind.TAG):
-            missing.append(Kind.TAG.name)
+            raise ValueError("the vocabulary has no POS-tag openers such as '(DT': data "
+                             "written before the tagged targets kept their words? Run "
+                             "t2t-datagen again into a new --data_dir")
         if missing:
             raise ValueError(f"the vocabulary has no {'/'.join(missing)} tokens of a "
                              "linearized tree (such as '(S', 'XX', ')'); is it a parsing "
@@ -91,7 +93,7 @@ class TreeConstraint:
         self.eos_id = eos_id
         self.pad_id = pad_id
         self.lexical = slot_token.spells_words
-        self.tokens_per_word = 2 if slot_token is SlotToken.POS else 1
+        self.tokens_per_word = slot_token.tokens_per_word
         self._kinds = tf.constant(kinds, tf.int32)
         self._not_word = tf.constant(kinds != Kind.WORD)[None, :]   # [1, V], built once
         self._table = tf.constant(_allowed_kinds_table(tagged=slot_token is SlotToken.POS))
