@@ -115,29 +115,36 @@ def test_incremental_decoding_matches_full_forward(normalize_before, position_em
                                atol=1e-4)
 
 
-def test_decode_state_has_batch_leading_dim_growing_caches_and_a_fixed_memory():
+def test_decode_state_is_once_per_input_with_caches_that_grow_a_step():
+    """Beam 3: the memory and the caches are per input (B rows), a step adds the
+    beam's three entries to each cache, and only the ancestry is per hypothesis."""
     model = tiny_model()
-    state = model.initial_decode_state(model.encode(INPUTS), tf.constant(6))
+    state = model.initial_decode_state(model.encode(INPUTS), tf.constant(6), beam_size=3)
     assert all(value.shape[0] == 2 for value in state.values())
-    assert state["decoder_0/keys"].shape == (2, 2, 0, 8)  # empty: grows a position a step
+    assert state["decoder_0/keys"].shape == (2, 2, 0, 8)  # empty: grows a step at a time
     assert state["decoder_1/memory_values"].shape == (2, 2, 4, 8)
+    assert state["ancestry"].shape == (2, 3, 0)
     fixed = model.fixed_decode_state_keys()
     assert fixed == {"encoder_padding", "decoder_0/memory_keys", "decoder_0/memory_values",
                      "decoder_1/memory_keys", "decoder_1/memory_values"}
-    _, new_state = model.decode_step(tf.constant([0, 0]), tf.constant(0), state)
-    assert new_state["decoder_0/values"].shape == (2, 2, 1, 8)
+    logits, new_state = model.decode_step(tf.zeros([6], tf.int32), tf.constant(0), state)
+    assert logits.shape == (6, VOCAB)
+    assert new_state["decoder_0/values"].shape == (2, 2, 3, 8)
+    np.testing.assert_array_equal(new_state["ancestry"], [[[0], [1], [2]]] * 2)
     for key in fixed:  # decode_step leaves the fixed part as it was
         assert new_state[key] is state[key]
 
 
-def test_a_decode_step_runs_no_shape_arithmetic():
+@pytest.mark.parametrize("beam_size", [1, 4])
+def test_a_decode_step_runs_no_shape_arithmetic(beam_size):
     """A decode step runs once per output token, so every op in it counts (see
     t2t_lite/layers/projection.py): with only the batch unknown, no reshape in
     it may need the tensor's runtime shape."""
     model = tiny_model()
-    state = model.initial_decode_state(model.encode(INPUTS), tf.constant(6))
+    state = model.initial_decode_state(model.encode(INPUTS), tf.constant(6), beam_size)
+    # Dynamic: the batch, the source length and the steps so far.
     state_spec = {key: tf.TensorSpec([None, *value.shape[1:2], None, *value.shape[3:]]
-                                     if value.shape.rank == 4 else [None, None], value.dtype)
+                                     if value.shape.rank >= 3 else [None, None], value.dtype)
                   for key, value in state.items()}
     step = tf.function(model.decode_step).get_concrete_function(
         tf.TensorSpec([None], tf.int32), tf.TensorSpec([], tf.int32), state_spec)
@@ -145,21 +152,32 @@ def test_a_decode_step_runs_no_shape_arithmetic():
     assert "Shape" not in ops and "Prod" not in ops, sorted(set(ops))
 
 
-def test_beams_of_one_input_reorder_all_but_the_fixed_state():
-    """What beam search does: gather the changing state along axis 0 within the
-    beams of an input, and leave the fixed part (one per input) in place."""
-    model = tiny_model()
-    fixed = model.fixed_decode_state_keys()
-    beams = tf.repeat(INPUTS[:1], 2, axis=0)
-    state = model.initial_decode_state(model.encode(beams), tf.constant(6))
-    for step, ids in enumerate(([0, 0], [5, 7])):  # two beams with different histories
-        _, state = model.decode_step(tf.constant(ids), tf.constant(step), state)
-    logits, _ = model.decode_step(tf.constant([3, 4]), tf.constant(2), state)
-    swapped = {key: value if key in fixed else tf.gather(value, [1, 0])
-               for key, value in state.items()}
-    swapped_logits, _ = model.decode_step(tf.constant([4, 3]), tf.constant(2), swapped)
-    np.testing.assert_allclose(swapped_logits.numpy()[::-1], logits.numpy(), atol=1e-5)
-    assert not np.allclose(logits[0], logits[1], atol=1e-3)  # the histories matter
+def _decoded_alone(model: Transformer, history: list[int], item: int) -> np.ndarray:
+    """The logits after feeding ``history`` (previous ids from step 0) to input ``item``
+    as its only hypothesis."""
+    state = model.initial_decode_state(model.encode(INPUTS[item:item + 1]), tf.constant(6))
+    for step, previous in enumerate(history):
+        logits, state = model.decode_step(tf.constant([previous]), tf.constant(step), state)
+    return logits.numpy()[0]
+
+
+@pytest.mark.parametrize("xla", [False, True])
+def test_reordered_beams_continue_the_histories_they_are_given(xla):
+    """What beam search does: decode three hypotheses of each of two inputs together,
+    then ``reorder_decode_state`` (a permutation with a repeat, within each input);
+    each row's next logits equal those of its new history decoded alone."""
+    model = tiny_model(xla=xla)
+    state = model.initial_decode_state(model.encode(INPUTS), tf.constant(6), beam_size=3)
+    _, state = model.decode_step(tf.zeros([6], tf.int32), tf.constant(0), state)
+    _, state = model.decode_step(tf.constant([5, 6, 7, 8, 9, 10]), tf.constant(1), state)
+    state = model.reorder_decode_state(state, tf.constant([2, 0, 2, 4, 4, 3]))
+    logits, _ = model.decode_step(tf.constant([3, 4, 5, 11, 12, 13]), tf.constant(2), state)
+    histories = [(0, [0, 7, 3]), (0, [0, 5, 4]), (0, [0, 7, 5]),
+                 (1, [0, 9, 11]), (1, [0, 9, 12]), (1, [0, 8, 13])]
+    for row, (item, history) in enumerate(histories):
+        np.testing.assert_allclose(logits[row], _decoded_alone(model, history, item),
+                                   atol=1e-5, err_msg=f"row {row}")
+    assert not np.allclose(logits[0], logits[2], atol=1e-3)  # the last id matters
 
 
 def test_shared_embedding_is_one_scaled_variable_reused_for_softmax():

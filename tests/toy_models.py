@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
-from t2t_lite.models.base import Seq2SeqModel, shift_right
+from t2t_lite.models.base import Seq2SeqModel, repeat_for_beams, shift_right
 
 
 class _StepwiseModel(Seq2SeqModel):
@@ -55,8 +55,8 @@ class ToyRecurrentModel(_StepwiseModel):
         count = tf.maximum(tf.reduce_sum(mask, axis=1), 1.0)
         return {"summary": tf.tanh(total / count)}
 
-    def initial_decode_state(self, encoded, max_decode_length):
-        summary = encoded["summary"]
+    def initial_decode_state(self, encoded, max_decode_length, beam_size=1):
+        summary = repeat_for_beams(encoded, beam_size)["summary"]
         history = tf.zeros([tf.shape(summary)[0], max_decode_length], tf.int32)
         return {"hidden": summary, "history": history}
 
@@ -86,8 +86,8 @@ class ScriptedModel(_StepwiseModel):
         self.encode_calls += 1
         return {"rows": tf.zeros([tf.shape(inputs)[0], 1])}
 
-    def initial_decode_state(self, encoded, max_decode_length):
-        return {"rows": encoded["rows"]}
+    def initial_decode_state(self, encoded, max_decode_length, beam_size=1):
+        return repeat_for_beams(encoded, beam_size)
 
     def decode_step(self, ids, step, state):
         row = tf.gather(self._step_logits, tf.minimum(step, len(self._step_logits) - 1))

@@ -17,10 +17,10 @@ score ``-inf``. The id axis is as long as the number of steps run, at most
 ``max_decode_length``.
 
 All loops are ``tf.while_loop``s: the model's decode state keeps its shape
-(but for caches that grow a position a step) and is reordered each step with
-``tf.gather`` on its leading ``batch * beam`` axis, all but the part the model
-declares fixed (the encoder output's keys and values), which is read from
-outside the loop and never copied. ``BeamSearchDecoder``
+(but for caches that grow a step at a time) and is reordered each step by the
+model (``reorder_decode_state``, see ``t2t_lite.models.base``), all but the part
+the model declares fixed (the encoder output's keys and values), which is read
+from outside the loop and never copied. ``BeamSearchDecoder``
 (``t2t_lite.decoding.search_decoder``) is the compiled entry point.
 
 An optional ``constraint`` (``t2t_lite.contracts.decode_constraint``) turns each
@@ -116,11 +116,12 @@ def _decode_while(model: Any, cond: Any, body: Any, loop_vars: list,
 
 
 def _initial_state(model: Any, encoded: dict, max_decode_length: tf.Tensor,
-                   buffer_lengths: list[int] | None) -> tuple[dict, dict]:
-    """The model's (fixed, changing) decode state; with ``buffer_lengths``, made
-    for the first loop's length (``_decode_while`` resizes it for the others)."""
+                   buffer_lengths: list[int] | None, beam_size: int = 1) -> tuple[dict, dict]:
+    """The model's (fixed, changing) decode state of ``beam_size`` hypotheses an
+    input; with ``buffer_lengths``, made for the first loop's length
+    (``_decode_while`` resizes it for the others)."""
     return _split_state(model, model.initial_decode_state(
-        encoded, buffer_lengths[0] if buffer_lengths else max_decode_length))
+        encoded, buffer_lengths[0] if buffer_lengths else max_decode_length, beam_size))
 
 
 def _step(model: Any, ids: tf.Tensor, step: tf.Tensor, fixed: dict,
@@ -215,10 +216,9 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
     batch = tf.shape(inputs)[0]
-    # Item-major tiling: row b * beam_size + k is beam k of item b.
-    encoded = tf.nest.map_structure(lambda t: tf.repeat(t, beam_size, axis=0),
-                                    model.encode(inputs, training=False))
-    fixed, state = _initial_state(model, encoded, max_decode_length, buffer_lengths)
+    # Item-major: row b * beam_size + k is beam k of item b.
+    fixed, state = _initial_state(model, model.encode(inputs, training=False),
+                                  max_decode_length, buffer_lengths, beam_size)
     constraint_state = constraint.initial_state(inputs, beam_size, max_decode_length)
     row_offsets = tf.range(batch)[:, None] * beam_size
 
@@ -254,8 +254,9 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                                               k=beam_size)
         alive_seq = tf.gather(top_seq, keep, batch_dims=1)
         source_rows = tf.reshape(tf.gather(top_beams, keep, batch_dims=1) + row_offsets, [-1])
-        state, constraint_state = tf.nest.map_structure(lambda t: tf.gather(t, source_rows),
-                                                        (state, constraint_state))
+        state = model.reorder_decode_state(state, source_rows)
+        constraint_state = tf.nest.map_structure(lambda t: tf.gather(t, source_rows),
+                                                 constraint_state)
         constraint_state = constraint.update(
             constraint_state, tf.reshape(tf.gather(top_ids, keep, batch_dims=1), [-1]))
 

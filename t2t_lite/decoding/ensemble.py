@@ -59,9 +59,12 @@ class Ensemble:
                                                                   *args)))
         return result
 
-    def initial_decode_state(self, encoded: dict[str, tf.Tensor],
-                             max_decode_length: tf.Tensor) -> dict[str, Any]:
-        return self._each("initial_decode_state", encoded, max_decode_length)
+    def initial_decode_state(self, encoded: dict[str, tf.Tensor], max_decode_length: tf.Tensor,
+                             beam_size: int = 1) -> dict[str, Any]:
+        return self._each("initial_decode_state", encoded, max_decode_length, beam_size)
+
+    def reorder_decode_state(self, state: dict[str, Any], rows: tf.Tensor) -> dict[str, Any]:
+        return self._each("reorder_decode_state", state, rows)
 
     def fixed_decode_state_keys(self) -> frozenset[str]:
         return frozenset(f"{index}/{key}" for index, model in enumerate(self.models)

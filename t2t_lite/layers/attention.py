@@ -6,7 +6,8 @@ matmuls. Masks are additive biases broadcastable to [batch, heads, query_length,
 key_length]: 0 where a key may be attended to, a large negative number where not.
 
 ``SelfAttention`` projects queries, keys and values with one fused kernel and
-can decode one position at a time into a key/value cache that grows by one;
+can decode a step at a time (of every beam hypothesis of an item at once) into a
+key/value cache that grows by a step and is never reordered;
 ``CrossAttention`` attends from the decoder to the encoder output, whose keys
 and values can be projected once per source sentence (``project_memory``).
 """
@@ -32,12 +33,28 @@ def causal_bias(length: tf.Tensor) -> tf.Tensor:
     return ((1.0 - visible) * MASK_VALUE)[None, None]
 
 
-def _position_rows(buffer: tf.Tensor, position: tf.Tensor) -> tf.Tensor:
-    """int32 [B, h, 3]: the index (b, head, position) of every row a step writes
-    into a [B, h, L, d] cache buffer (the same for its keys and its values)."""
+def _step_rows(buffer: tf.Tensor, position: tf.Tensor, queries: int) -> tf.Tensor:
+    """int32 [B, h, Q, 3]: the index (b, head, entry) of every row a step writes into
+    a [B, h, entries, d] cache buffer: entries position * Q + q (the same for its
+    keys and its values)."""
     batch, heads = tf.shape(buffer)[0], tf.shape(buffer)[1]
-    b, h = tf.meshgrid(tf.range(batch), tf.range(heads), indexing="ij")
-    return tf.stack([b, h, tf.fill(tf.shape(b), tf.cast(position, tf.int32))], axis=-1)
+    entries = tf.cast(position, tf.int32) * queries + tf.range(queries)
+    b, h, e = tf.meshgrid(tf.range(batch), tf.range(heads), entries, indexing="ij")
+    return tf.stack([b, h, e], axis=-1)
+
+
+def ancestry_bias(ancestry: tf.Tensor, queries: int, entries: tf.Tensor | int) -> tf.Tensor:
+    """The bias of a self-attention decode step of Q hypotheses an item
+    (``SelfAttention.decode_step``).
+
+    ``ancestry`` int32 [B, Q, steps]: for hypothesis q of item b and each step s,
+    which of the Q hypotheses at step s it descends from (-1: a step not decoded
+    yet). -> float32 [B, 1, Q, steps * Q]: 0 on the cache entries s * Q +
+    ancestry[b, q, s], ``MASK_VALUE`` on the others. ``entries`` = steps * Q, given
+    so that no shape op runs in a decode step.
+    """
+    visible = tf.one_hot(ancestry, queries, on_value=0.0, off_value=MASK_VALUE)
+    return tf.reshape(visible, [-1, 1, queries, entries])
 
 
 class MultiHeadAttention(keras.layers.Layer):
@@ -136,46 +153,54 @@ class SelfAttention(MultiHeadAttention):
         queries, keys, values = self._project(x)
         return self.attend(queries, keys, values, bias, training, return_weights)
 
-    def empty_cache(self, batch_size: tf.Tensor, dtype: tf.DType,
-                    length: tf.Tensor | int = 0) -> dict[str, tf.Tensor]:
-        """Key/value caches {"keys": [B, h, length, d_k], "values": [.., d_v]}: empty
-        (``length`` 0) for appending, or zero buffers of a fixed ``length``."""
-        return {"keys": tf.zeros([batch_size, self.num_heads, length, self.key_depth], dtype),
-                "values": tf.zeros([batch_size, self.num_heads, length, self.value_depth],
+    def empty_cache(self, batch_size: tf.Tensor, dtype: tf.DType, length: tf.Tensor | int = 0,
+                    queries: int = 1) -> dict[str, tf.Tensor]:
+        """Key/value caches {"keys": [B, h, length * queries, d_k], "values": [.., d_v]}:
+        empty (``length`` 0) for appending, or zero buffers of ``length`` steps of
+        ``queries`` entries each (see ``decode_step``)."""
+        rows = length * queries
+        return {"keys": tf.zeros([batch_size, self.num_heads, rows, self.key_depth], dtype),
+                "values": tf.zeros([batch_size, self.num_heads, rows, self.value_depth],
                                    dtype)}
 
     @staticmethod
-    def pad_cache(cache: dict[str, tf.Tensor], length: int) -> dict[str, tf.Tensor]:
+    def pad_cache(cache: dict[str, tf.Tensor], length: int,
+                  queries: int = 1) -> dict[str, tf.Tensor]:
         """Fixed-size buffers (``empty_cache(length=...)``) padded with zeros to
-        ``length`` positions (a static int, at least their own)."""
-        return {key: tf.pad(value, [[0, 0], [0, 0], [0, length - value.shape[2]], [0, 0]])
+        ``length`` steps (a static int, at least their own)."""
+        return {key: tf.pad(value, [[0, 0], [0, 0], [0, length * queries - value.shape[2]],
+                                    [0, 0]])
                 for key, value in cache.items()}
 
     def decode_step(self, x: tf.Tensor, cache: dict[str, tf.Tensor],
-                    position: tf.Tensor | None = None
+                    bias: tf.Tensor | None = None, position: tf.Tensor | None = None
                     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """Attends from the next position t (x [B, 1, d_model]) over positions <= t.
+        """One decode step of Q hypotheses of each item at once: x [B, Q, d_model] holds
+        the step's input of each (Q = the beam; 1 for one hypothesis per item).
 
-        Without ``position``, ``cache`` holds the keys and values of positions
-        0..t-1 [B, h, t, d] and this position's are appended, so a step attends
-        over (and a beam reorder copies) what has been decoded so far, not a
-        buffer of the longest decode. With ``position`` (= t), ``cache`` is a
-        fixed-size buffer (``empty_cache(length=...)``, for XLA's fixed shapes):
-        this position's keys and values are written at index t and later
-        indices are masked. Returns (output [B, 1, d_model], the cache). No dropout.
+        ``cache`` holds the keys and values of every step so far, step-major: entry
+        s * Q + q [B, h, ., d] is hypothesis q's at step s, in the order the
+        hypotheses had at step s. The step adds its Q entries and never reorders
+        the others: when beam search reorders hypotheses, ``bias`` [B, 1, Q, entries]
+        (``ancestry_bias``) says which entries each hypothesis now descends from
+        (None: each sees every entry, right for Q = 1). Without ``position``,
+        the entries are appended, so a step attends over what has been decoded so
+        far, not a buffer of the longest decode; with ``position`` (= the step),
+        ``cache`` is a fixed-size buffer (``empty_cache(length=...)``, for XLA's
+        fixed shapes) written at entries position * Q + q, and ``bias`` must also
+        hide the entries not yet written. Returns (output [B, Q, d_model], the
+        cache). No dropout.
         """
         queries, keys, values = self._project(x)
         if position is None:
             cache = {"keys": tf.concat([cache["keys"], keys], axis=2),
                      "values": tf.concat([cache["values"], values], axis=2)}
-            return self.attend(queries, cache["keys"], cache["values"], None), cache
-        # A scatter of the step's B*h rows, which XLA performs in place on the loop's
-        # buffer, instead of a select that reads and writes all L positions.
-        rows = _position_rows(cache["keys"], position)
-        cache = {"keys": tf.tensor_scatter_nd_update(cache["keys"], rows, keys[:, :, 0]),
-                 "values": tf.tensor_scatter_nd_update(cache["values"], rows, values[:, :, 0])}
-        indices = tf.range(tf.shape(cache["keys"])[2])
-        bias = tf.where(indices <= position, 0.0, MASK_VALUE)[None, None, None, :]
+        else:
+            # A scatter of the step's rows, which XLA performs in place on the loop's
+            # buffer, instead of a select that reads and writes every entry.
+            rows = _step_rows(cache["keys"], position, x.shape[1])
+            cache = {"keys": tf.tensor_scatter_nd_update(cache["keys"], rows, keys),
+                     "values": tf.tensor_scatter_nd_update(cache["values"], rows, values)}
         return self.attend(queries, cache["keys"], cache["values"], bias), cache
 
 

@@ -6,13 +6,21 @@ they work unchanged for the Transformer and for recurrent models.
 
 Decoding contract (what ``t2t_lite.decoding`` relies on):
 
-* Every tensor in the ``encoded`` dict and in the decode state has the batch
-  as its leading dimension. Beam search tiles ``encoded`` to B*beam rows along
-  axis 0 before calling ``initial_decode_state`` and reorders every state
-  tensor with ``tf.gather(tensor, indices, axis=0)`` (via ``tf.nest``), except
-  the ``fixed_decode_state_keys``: tensors ``decode_step`` only reads, equal
-  for every beam of one input (the encoder's output and its projections). The
-  search keeps those out of its loop: they are never reordered or copied.
+* ``initial_decode_state(encoded, max_decode_length, beam_size)`` gets
+  ``encode``'s output, one row per input, and returns the state of
+  ``beam_size`` hypotheses per input; ``decode_step`` takes and returns their
+  ids and logits in B * beam rows, item-major (row b * beam + k is hypothesis k
+  of input b). How the state holds them is the model's: an RNN repeats its
+  tensors to B * beam rows (``repeat_for_beams``); the Transformer keeps its
+  encoder memory once per input and its key/value caches per input too,
+  entries never moved (``t2t_lite.layers.attention``).
+* After each step, beam search calls ``reorder_decode_state(state, rows)``:
+  hypothesis r continues hypothesis ``rows[r]`` (a row of the same input). By
+  default every tensor is gathered along axis 0; a model may do less (the
+  Transformer gathers only a small table of ancestors). The
+  ``fixed_decode_state_keys`` name tensors ``decode_step`` only reads (the
+  encoder's output and its projections): the search keeps them out of its
+  loop, never reordered or copied.
 * ``decode_step`` returns a state whose tensors have the shapes and dtypes of
   the state it was given, so the state can be a ``tf.while_loop`` variable,
   with one exception: an axis of static size 0 in the initial state may grow
@@ -35,6 +43,13 @@ import tensorflow as tf
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
 from t2t_lite.registry import snake_case
+
+
+def repeat_for_beams(tensors: dict[str, tf.Tensor], beam_size: int) -> dict[str, tf.Tensor]:
+    """Each tensor's rows repeated ``beam_size`` times, item-major: [B, ...] -> [B * beam, ...]."""
+    if beam_size == 1:
+        return dict(tensors)
+    return {key: tf.repeat(value, beam_size, axis=0) for key, value in tensors.items()}
 
 
 def shift_right(targets: tf.Tensor) -> tf.Tensor:
@@ -99,13 +114,21 @@ class Seq2SeqModel(keras.Model, abc.ABC):
         """Source ids int32 [B, S] -> a dict of tensors, each with leading dim B."""
 
     @abc.abstractmethod
-    def initial_decode_state(self, encoded: dict[str, tf.Tensor],
-                             max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
-        """The state before step 0, for up to ``max_decode_length`` (int32 scalar) steps.
+    def initial_decode_state(self, encoded: dict[str, tf.Tensor], max_decode_length: tf.Tensor,
+                             beam_size: int = 1) -> dict[str, tf.Tensor]:
+        """The state before step 0 of ``beam_size`` hypotheses for each row of
+        ``encoded``, for up to ``max_decode_length`` (int32 scalar) steps.
 
-        Every tensor has leading dim B and keeps its shape across steps (but for
-        axes of size 0, which may grow: see the module docstring).
+        Every tensor keeps its shape across steps (but for axes of size 0, which
+        may grow: see the module docstring).
         """
+
+    def reorder_decode_state(self, state: dict[str, tf.Tensor],
+                             rows: tf.Tensor) -> dict[str, tf.Tensor]:
+        """The changing part of a decode state after beam search picked, for each
+        hypothesis r, the hypothesis ``rows[r]`` (int32 [B * beam]) it continues:
+        every tensor gathered along axis 0, unless the model knows better."""
+        return tf.nest.map_structure(lambda tensor: tf.gather(tensor, rows), state)
 
     def fixed_decode_state_keys(self) -> frozenset[str]:
         """The decode-state keys that ``decode_step`` reads but never changes and
@@ -141,7 +164,8 @@ class Seq2SeqModel(keras.Model, abc.ABC):
                     state: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         """One decoding step.
 
-        ids: int32 [B], the previous token (PAD_ID at step 0); step: int32
-        scalar, the 0-based position being predicted. Returns float32 logits
-        [B, vocab_size] and the new state (same structure, shapes and dtypes).
+        ids: int32 [B * beam], each hypothesis's previous token (PAD_ID at step 0);
+        step: int32 scalar, the 0-based position being predicted. Returns float32
+        logits [B * beam, vocab_size] and the new state (same structure, shapes
+        and dtypes).
         """

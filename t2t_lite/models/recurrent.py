@@ -20,7 +20,7 @@ import tensorflow as tf
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.recurrent import LSTMState, make_initializers, reverse_source
-from t2t_lite.models.base import Seq2SeqModel, shift_right
+from t2t_lite.models.base import Seq2SeqModel, repeat_for_beams, shift_right
 from t2t_lite.registry import snake_case
 
 StepFn = Callable[[tf.Tensor, tf.Tensor, dict], tuple[dict, dict]]
@@ -92,10 +92,11 @@ class RecurrentSeq2Seq(Seq2SeqModel):
                              f"num_encoder_layers == num_decoder_layers (got "
                              f"{hparams.num_encoder_layers} and {hparams.num_decoder_layers})")
 
-    def initial_decode_state(self, encoded: dict[str, tf.Tensor],
-                             max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
-        """An RNN's decode state starts as what ``encode`` returns (no cache to size)."""
-        return dict(encoded)
+    def initial_decode_state(self, encoded: dict[str, tf.Tensor], max_decode_length: tf.Tensor,
+                             beam_size: int = 1) -> dict[str, tf.Tensor]:
+        """An RNN's decode state starts as what ``encode`` returns, a copy for each
+        hypothesis (no cache to size)."""
+        return repeat_for_beams(encoded, beam_size)
 
     def build_layers(self, layers_and_depths: list[tuple[keras.layers.Layer, int]]) -> None:
         """Creates every variable now (decoding may come before any ``call``):

@@ -14,7 +14,7 @@ import tensorflow as tf
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
 from t2t_lite.hparams.transformer import POSITION_EMBEDDINGS
-from t2t_lite.layers.attention import causal_bias, padding_bias
+from t2t_lite.layers.attention import ancestry_bias, causal_bias, padding_bias
 from t2t_lite.layers.embedding import (LearnedPositionEmbedding, SinusoidPositionEncoding,
                                        TokenEmbedding)
 from t2t_lite.layers.transformer_blocks import DecoderBlock, EncoderBlock, layer_norm
@@ -158,18 +158,24 @@ class Transformer(Seq2SeqModel):
         return {kind: tf.stack([weights[kind] for weights in attention if kind in weights],
                                axis=1) for kind in kinds}
 
-    def initial_decode_state(self, encoded: dict[str, tf.Tensor],
-                             max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
-        """A flat dict: "encoder_padding" [B, S] and, for decoder block i,
-        "decoder_{i}/memory_keys" and "/memory_values" [B, h, S, d] (the
-        encoder output projected once; fixed) and "/keys", "/values" [B, h, 0, d]
-        (self-attention caches, one position longer after each step). With hparam
-        ``xla`` the caches are zero buffers [B, h, max_decode_length, d] instead,
-        written in place: every shape stays fixed, as XLA needs."""
+    def initial_decode_state(self, encoded: dict[str, tf.Tensor], max_decode_length: tf.Tensor,
+                             beam_size: int = 1) -> dict[str, tf.Tensor]:
+        """A flat dict, every tensor once per input (B rows), however many hypotheses:
+        "encoder_padding" [B, S]; for decoder block i, "decoder_{i}/memory_keys" and
+        "/memory_values" [B, h, S, d] (the encoder output projected once; fixed) and
+        "/keys", "/values" [B, h, 0, d], self-attention caches that gain ``beam_size``
+        entries a step and are never reordered; "ancestry" int32 [B, beam, 0]: for
+        each hypothesis and step, the hypothesis of that step it descends from
+        (``t2t_lite.layers.attention.ancestry_bias``). With hparam ``xla`` the caches
+        are zero buffers of ``max_decode_length`` steps and the ancestry -1 (not
+        decoded yet) at each step, written in place: every shape stays fixed, as
+        XLA needs."""
         cache_length = max_decode_length if self.hparams.xla else 0
-        state = {"encoder_padding": encoded["encoder_padding"]}
+        padding = encoded["encoder_padding"]
+        state = {"encoder_padding": padding,
+                 "ancestry": tf.fill([tf.shape(padding)[0], beam_size, cache_length], -1)}
         for block in self.decoder_blocks:
-            cache = block.initial_cache(encoded["encoder_output"], cache_length)
+            cache = block.initial_cache(encoded["encoder_output"], cache_length, beam_size)
             state.update({f"{block.name}/{key}": value for key, value in cache.items()})
         return state
 
@@ -178,32 +184,67 @@ class Transformer(Seq2SeqModel):
             f"{block.name}/{key}" for block in self.decoder_blocks
             for key in ("memory_keys", "memory_values")])
 
+    def reorder_decode_state(self, state: dict[str, tf.Tensor],
+                             rows: tf.Tensor) -> dict[str, tf.Tensor]:
+        """Only the ancestry moves: each hypothesis takes its parent's (the caches
+        keep every entry where it was written)."""
+        beam_size = state["ancestry"].shape[1]
+        parents = tf.reshape(rows, [-1, beam_size]) % beam_size
+        return {**state, "ancestry": tf.gather(state["ancestry"], parents, batch_dims=1)}
+
     def resize_decode_state(self, state: dict[str, tf.Tensor],
                             length: int) -> dict[str, tf.Tensor]:
         """Under ``xla``, the self-attention buffers padded with zeros to ``length``
-        positions (a step attends over its whole buffer, masked, so short buffers
-        make the early steps cheap); growing caches need nothing."""
+        steps and the ancestry with -1 (a step attends over its whole buffer,
+        masked, so short buffers make the early steps cheap); growing caches need
+        nothing."""
         if not self.hparams.xla:
             return state
-        resized = dict(state)
+        ancestry = state["ancestry"]
+        resized = {**state, "ancestry": tf.pad(ancestry, [[0, 0], [0, 0],
+                                                          [0, length - ancestry.shape[2]]],
+                                                constant_values=-1)}
         for block in self.decoder_blocks:
             names = {key: f"{block.name}/{key}" for key in ("keys", "values")}
             padded = block.self_attention.pad_cache(
-                {key: state[name] for key, name in names.items()}, length)
+                {key: state[name] for key, name in names.items()}, length, ancestry.shape[1])
             resized.update({name: padded[key] for key, name in names.items()})
         return resized
 
     def decode_step(self, ids: tf.Tensor, step: tf.Tensor,
                     state: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """ids [B] (previous token), step (int32 scalar) -> (logits [B, V], new state)."""
-        x = self._embed(self.target_embedding, ids[:, None], step, training=False)
+        """ids [B * beam] (previous tokens), step (int32 scalar) -> (logits [B * beam, V],
+        new state). The beam's hypotheses of one input run as the positions of one
+        row ([B, beam, d]), so each step reads an input's memory and cache once."""
+        beam_size = state["ancestry"].shape[1]
+        ids = tf.reshape(ids, [-1, beam_size])
+        ancestry, self_bias, position = self._step_ancestry(state["ancestry"], ids, step)
+        x = self._embed(self.target_embedding, ids, step, training=False)
         memory_bias = padding_bias(state["encoder_padding"])
-        new_state = dict(state)
+        new_state = {**state, "ancestry": ancestry}
         for block in self.decoder_blocks:
             prefix = f"{block.name}/"
             cache = {key[len(prefix):]: value for key, value in state.items()
                      if key.startswith(prefix)}
-            x, cache = block.decode_step(x, cache, memory_bias,
-                                         step if self.hparams.xla else None)
+            x, cache = block.decode_step(x, cache, memory_bias, self_bias, position)
             new_state.update({prefix + key: value for key, value in cache.items()})
+        x = tf.reshape(x, [-1, 1, self.hparams.hidden_size])
         return self._logits(x)[:, 0], new_state
+
+    def _step_ancestry(self, ancestry: tf.Tensor, ids: tf.Tensor, step: tf.Tensor
+                       ) -> tuple[tf.Tensor, tf.Tensor | None, tf.Tensor | None]:
+        """The ancestry with this step's entries (each hypothesis its own), the
+        self-attention bias over the caches, and the position to write them at
+        (under ``xla``; None: appended). One hypothesis an input, appending, sees
+        every entry: no bias."""
+        beam_size = ancestry.shape[1]
+        own = tf.zeros_like(ids) + tf.range(beam_size)  # [B, beam]
+        if not self.hparams.xla:
+            ancestry = tf.concat([ancestry, own[:, :, None]], axis=2)
+            bias = (ancestry_bias(ancestry, beam_size, (step + 1) * beam_size)
+                    if beam_size > 1 else None)
+            return ancestry, bias, None
+        # Static in the XLA search (buffer_lengths); dynamic only when stepped by hand.
+        length = ancestry.shape[2] if ancestry.shape[2] is not None else tf.shape(ancestry)[2]
+        ancestry = tf.where(tf.equal(tf.range(length), step), own[:, :, None], ancestry)
+        return ancestry, ancestry_bias(ancestry, beam_size, length * beam_size), step
