@@ -13,7 +13,8 @@ smoothing, Adam, dropout 0.1) on a fixed random batch; decoding runs the
 decoder's compiled beam search (``--beam 1``: greedy) with EOS suppressed so
 every output has exactly ``--out_len`` tokens. As peers.py does, the JSON's
 ``peak_rss_mb`` is the process's peak resident memory (time one part with
-``--only`` to get that part's); ``--memory_steps N`` also trains N steps and
+``--only`` to get that part's: ``--only beam`` builds no trainer, as
+t2t-decoder does not); ``--memory_steps N`` also trains N steps and
 reports the resident memory every 100 steps (a leak shows as growth).
 ``decode_traces`` counts the beam search's traces: one for every batch shape
 (under ``xla=true`` one per decode length; this benchmark decodes two lengths).
@@ -110,8 +111,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as output_dir:
         experiment = Experiment(RandomTokens(args.vocab), "transformer",
                                 f"transformer_{args.shape}", hparams, "", output_dir)
-        trainer = Trainer(experiment, TrainOptions())
-        model = trainer.model
+        # Decoding alone builds the model as t2t-decoder does: no trainer, no optimizer
+        # state (Adam's slots are twice the weights), so peak_rss_mb is a decoder's.
+        trainer = Trainer(experiment, TrainOptions()) if "train" in only else None
+        model = trainer.model if trainer else experiment.build_model()
         result["params"] = int(sum(np.prod(v.shape) for v in model.trainable_variables))
         if "train" in only:
             batch = {"inputs": random_ids(rng, args.vocab, args.batch, args.src_len),

@@ -7,7 +7,8 @@ every cell measured in this sitting, one process per cell, nothing else running.
 
 For each shape: training target tokens/s (t2t-lite against PyTorch, a 64 x 32
 token batch as peers.py uses) and, for beam 4 and greedy at each output length,
-decoding output tokens/s (t2t-lite against HF and CTranslate2); each of our
+decoding output tokens/s (t2t-lite against CTranslate2 in float32 and in int8,
+HF for reference) and each process's peak resident memory; each of our
 variants (``--variants``: hparams overrides by name) gets its own columns.
 Prints Markdown, and writes every raw JSON line to ``--out`` for the record.
 """
@@ -84,26 +85,37 @@ def main() -> None:
                 for out_len in args.out_lens.split(","):
                     common = [f"--shape={shape}", f"--beam={beam}", f"--out_len={out_len}"]
                     hf = measure(peers + common + ["--only=hf_beam"], log)["hf_beam"]
-                    ct2 = measure(peers + common + ["--only=ct2_beam"], log)["ct2_beam"]
-                    cells = []
+                    ct2 = measure(peers + common + ["--only=ct2_beam"], log)
+                    ct2_int8 = measure(peers + common + ["--only=ct2_beam",
+                                                         "--ct2_compute_type=int8"], log)
+                    peer_speeds = [ct2["ct2_beam"]["out_tokens_per_s"],
+                                   ct2_int8["ct2_beam"]["out_tokens_per_s"]]
+                    cells, memory = [], []
                     for variant in variants:
                         mine = measure(ours + common + ["--only=beam",
                                                         f"--hparams={VARIANTS[variant]}"], log)
                         speed = mine["beam"]["out_tokens_per_s"]
-                        cells.append(f"{speed:,.0f} ({speed / hf['out_tokens_per_s']:.2f}x, "
-                                     f"{speed / ct2['out_tokens_per_s']:.2f}x)")
+                        cells.append(f"{speed:,.0f} ("
+                                     + ", ".join(f"{speed / peer:.2f}x" for peer in peer_speeds)
+                                     + ")")
+                        memory.append(f"{mine['peak_rss_mb']:,.0f}")
                     decode_rows.append(
                         f"| {shape} | {'greedy' if beam == 1 else f'beam {beam}'} | {out_len} | "
-                        f"{hf['out_tokens_per_s']:,.0f} | {ct2['out_tokens_per_s']:,.0f} | "
-                        + " | ".join(cells) + " |")
+                        f"{hf['out_tokens_per_s']:,.0f} | "
+                        + " | ".join(f"{peer:,.0f}" for peer in peer_speeds) + " | "
+                        + " | ".join(cells) + f" | {ct2['peak_rss_mb']:,.0f} | "
+                        f"{ct2_int8['peak_rss_mb']:,.0f} | " + " | ".join(memory) + " |")
     print("Training, target tokens/s (ratio to PyTorch):\n")
     print(f"| shape | PyTorch | {header} | peak RSS MB PyTorch | "
           + " | ".join(f"peak RSS MB {v}" for v in variants) + " |")
     print("|" + " --- |" * (3 + 2 * len(variants)))
     print("\n".join(train_rows))
-    print("\nDecoding, output tokens/s (ratios to HF generate(), CTranslate2):\n")
-    print(f"| shape | search | output length | HF | CTranslate2 | {header} |")
-    print("|" + " --- |" * (5 + len(variants)))
+    print("\nDecoding, output tokens/s (ratios to CTranslate2 float32, int8) and peak "
+          "resident memory (MB):\n")
+    print(f"| shape | search | output length | HF | CTranslate2 float32 | CTranslate2 int8 | "
+          f"{header} | peak RSS MB CTranslate2 float32 | peak RSS MB CTranslate2 int8 | "
+          + " | ".join(f"peak RSS MB {v}" for v in variants) + " |")
+    print("|" + " --- |" * (8 + 2 * len(variants)))
     print("\n".join(decode_rows))
 
 

@@ -111,7 +111,11 @@ def test_padding_bias_hides_padded_keys():
                                layer(changed, bias).numpy()[:, :2], atol=1e-6)
 
 
-def test_cached_decoding_matches_causal_attention_in_tf_function():
+@pytest.mark.parametrize("whole_buffer", [False, True])
+def test_cached_decoding_matches_causal_attention_in_tf_function(whole_buffer):
+    """A buffer two steps longer than the decode, written a step at a time: attending
+    over the entries written (no XLA), or over the whole buffer with a bias that
+    hides the rest (XLA's fixed shapes), gives causal attention."""
     layer = make_self_attention(key_channels=4)
     x = random_inputs(3, 5, HIDDEN)
     expected = layer(x, causal_bias(tf.constant(5))).numpy()
@@ -119,11 +123,17 @@ def test_cached_decoding_matches_causal_attention_in_tf_function():
     @tf.function(input_signature=[tf.TensorSpec([None, None, HIDDEN], tf.float32)])
     def decode(x):
         length = tf.shape(x)[1]
-        cache = layer.empty_cache(tf.shape(x)[0], tf.float32)
+        cache = layer.empty_cache(tf.shape(x)[0], tf.float32, length + 2)
         outputs = tf.TensorArray(tf.float32, size=length)
 
         def body(step, cache, outputs):
-            out, cache = layer.decode_step(x[:, step:step + 1], cache)
+            if whole_buffer:
+                unwritten = tf.range(length + 2) > step
+                bias = tf.where(unwritten, MASK_VALUE, 0.0)[None, None, None, :]
+                out, cache = layer.decode_step(x[:, step][:, None], cache, step, bias)
+            else:
+                out, cache = layer.decode_step(x[:, step][:, None], cache, step,
+                                               entries=step + 1)
             return step + 1, cache, outputs.write(step, out[:, 0])
 
         loop_vars = [tf.constant(0), cache, outputs]
@@ -133,7 +143,7 @@ def test_cached_decoding_matches_causal_attention_in_tf_function():
 
     got, cache = decode(x)
     np.testing.assert_allclose(got.numpy(), expected, atol=1e-5)
-    assert cache["keys"].shape == (3, HEADS, 5, 2)  # one position per step decoded
+    assert cache["keys"].shape == (3, HEADS, 7, 2)
     # Positions never decoded stay zero.
     np.testing.assert_array_equal(cache["values"].numpy()[:, :, 5:], 0.0)
 

@@ -1,8 +1,8 @@
 """The shapes a model's decode state keeps across ``tf.while_loop`` steps.
 
 A decode state (``Seq2SeqModel.initial_decode_state``) keeps every tensor's
-shape from step to step but for its batch (any size, tiled by the beam) and
-axes that start empty (key/value caches that grow a position a step).
+shape from step to step but for its batch (any size) and axes that start
+empty (a state that grows a step at a time).
 ``decode_loop_shapes`` states that for the search's loops (and for tests that
 step a model or a layer in a loop of their own).
 """
@@ -13,8 +13,8 @@ import tensorflow as tf
 
 def decode_loop_shapes(structure):
     """``tf.while_loop`` shape invariants for a decode state (or any loop variables):
-    any batch size (axis 0), any length along axes that start empty (caches that
-    grow a position a step), every other axis as it is."""
+    any batch size (axis 0), any length along axes that start empty (a state that
+    grows a step at a time), every other axis as it is."""
     def invariant(tensor: tf.Tensor | tf.TensorArray) -> tf.TensorShape:
         if isinstance(tensor, tf.TensorArray):  # e.g. the outputs a loop collects
             return tensor.element_shape

@@ -7,7 +7,7 @@ key_length]: 0 where a key may be attended to, a large negative number where not
 
 ``SelfAttention`` projects queries, keys and values with one fused kernel and
 can decode a step at a time (of every beam hypothesis of an item at once) into a
-key/value cache that grows by a step and is never reordered;
+key/value cache buffer written in place and never reordered;
 ``CrossAttention`` attends from the decoder to the encoder output, whose keys
 and values can be projected once per source sentence (``project_memory``).
 """
@@ -41,6 +41,22 @@ def _step_rows(buffer: tf.Tensor, position: tf.Tensor, queries: int) -> tf.Tenso
     entries = tf.cast(position, tf.int32) * queries + tf.range(queries)
     b, h, e = tf.meshgrid(tf.range(batch), tf.range(heads), entries, indexing="ij")
     return tf.stack([b, h, e], axis=-1)
+
+
+def write_entries(buffer: tf.Tensor, update: tf.Tensor, start: tf.Tensor) -> tf.Tensor:
+    """``buffer`` with ``update`` written along axis 2 at ``start`` (``update.shape[2]``
+    entries; every other axis whole), in place: TensorFlow reuses a buffer nothing
+    else holds (a decode loop's cache). A concatenation would copy the whole cache
+    every step and hold two copies of it at the peak. Not under XLA, which wants
+    this op's start known when it compiles."""
+    rank = buffer.shape.rank
+    start = tf.cast(start, tf.int32)
+    begin = tf.stack([0, 0, start] + [0] * (rank - 3))
+    end = tf.stack([0, 0, start + update.shape[2]] + [0] * (rank - 3))
+    whole_axes = sum(1 << axis for axis in range(rank) if axis != 2)
+    return tf.raw_ops.TensorStridedSliceUpdate(
+        input=buffer, begin=begin, end=end, strides=[1] * rank, value=update,
+        begin_mask=whole_axes, end_mask=whole_axes)
 
 
 def ancestry_bias(ancestry: tf.Tensor, queries: int, entries: tf.Tensor | int) -> tf.Tensor:
@@ -153,11 +169,11 @@ class SelfAttention(MultiHeadAttention):
         queries, keys, values = self._project(x)
         return self.attend(queries, keys, values, bias, training, return_weights)
 
-    def empty_cache(self, batch_size: tf.Tensor, dtype: tf.DType, length: tf.Tensor | int = 0,
+    def empty_cache(self, batch_size: tf.Tensor, dtype: tf.DType, length: tf.Tensor | int,
                     queries: int = 1) -> dict[str, tf.Tensor]:
-        """Key/value caches {"keys": [B, h, length * queries, d_k], "values": [.., d_v]}:
-        empty (``length`` 0) for appending, or zero buffers of ``length`` steps of
-        ``queries`` entries each (see ``decode_step``)."""
+        """Key/value cache buffers {"keys": [B, h, length * queries, d_k], "values":
+        [.., d_v]} of zeros: ``length`` steps of ``queries`` entries each (see
+        ``decode_step``)."""
         rows = length * queries
         return {"keys": tf.zeros([batch_size, self.num_heads, rows, self.key_depth], dtype),
                 "values": tf.zeros([batch_size, self.num_heads, rows, self.value_depth],
@@ -166,42 +182,43 @@ class SelfAttention(MultiHeadAttention):
     @staticmethod
     def pad_cache(cache: dict[str, tf.Tensor], length: int,
                   queries: int = 1) -> dict[str, tf.Tensor]:
-        """Fixed-size buffers (``empty_cache(length=...)``) padded with zeros to
-        ``length`` steps (a static int, at least their own)."""
+        """Cache buffers (``empty_cache``) padded with zeros to ``length`` steps (a
+        static int, at least their own)."""
         return {key: tf.pad(value, [[0, 0], [0, 0], [0, length * queries - value.shape[2]],
                                     [0, 0]])
                 for key, value in cache.items()}
 
-    def decode_step(self, x: tf.Tensor, cache: dict[str, tf.Tensor],
-                    bias: tf.Tensor | None = None, position: tf.Tensor | None = None
+    def decode_step(self, x: tf.Tensor, cache: dict[str, tf.Tensor], position: tf.Tensor,
+                    bias: tf.Tensor | None = None, entries: tf.Tensor | None = None
                     ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """One decode step of Q hypotheses of each item at once: x [B, Q, d_model] holds
-        the step's input of each (Q = the beam; 1 for one hypothesis per item).
+        """Decode step ``position`` of Q hypotheses of each item at once: x [B, Q, d_model]
+        holds the step's input of each (Q = the beam; 1 for one hypothesis per item).
 
-        ``cache`` holds the keys and values of every step so far, step-major: entry
-        s * Q + q [B, h, ., d] is hypothesis q's at step s, in the order the
-        hypotheses had at step s. The step adds its Q entries and never reorders
-        the others: when beam search reorders hypotheses, ``bias`` [B, 1, Q, entries]
-        (``ancestry_bias``) says which entries each hypothesis now descends from
-        (None: each sees every entry, right for Q = 1). Without ``position``,
-        the entries are appended, so a step attends over what has been decoded so
-        far, not a buffer of the longest decode; with ``position`` (= the step),
-        ``cache`` is a fixed-size buffer (``empty_cache(length=...)``, for XLA's
-        fixed shapes) written at entries position * Q + q, and ``bias`` must also
-        hide the entries not yet written. Returns (output [B, Q, d_model], the
-        cache). No dropout.
+        ``cache`` (``empty_cache``) holds the keys and values step-major: entry s * Q + q
+        [B, h, ., d] is hypothesis q's at step s, in the order the hypotheses had at
+        step s. The step writes its Q entries in place (``write_entries``) and never
+        moves the others: when beam search reorders hypotheses, ``bias`` [B, 1, Q,
+        entries attended] (``ancestry_bias``) says which entries each hypothesis now
+        descends from (None: each sees every entry attended, right for Q = 1). The
+        step attends over the first ``entries`` entries (those written so far:
+        (position + 1) * Q), or with ``entries`` None over the whole buffer, as XLA's
+        fixed shapes need (written by a scatter, which XLA does in place), ``bias``
+        then hiding the entries not written yet. Returns
+        (output [B, Q, d_model], the cache). No dropout.
         """
         queries, keys, values = self._project(x)
-        if position is None:
-            cache = {"keys": tf.concat([cache["keys"], keys], axis=2),
-                     "values": tf.concat([cache["values"], values], axis=2)}
-        else:
+        if entries is None:
             # A scatter of the step's rows, which XLA performs in place on the loop's
             # buffer, instead of a select that reads and writes every entry.
             rows = _step_rows(cache["keys"], position, x.shape[1])
             cache = {"keys": tf.tensor_scatter_nd_update(cache["keys"], rows, keys),
                      "values": tf.tensor_scatter_nd_update(cache["values"], rows, values)}
-        return self.attend(queries, cache["keys"], cache["values"], bias), cache
+            return self.attend(queries, cache["keys"], cache["values"], bias), cache
+        start = position * x.shape[1]
+        cache = {"keys": write_entries(cache["keys"], keys, start),
+                 "values": write_entries(cache["values"], values, start)}
+        return self.attend(queries, cache["keys"][:, :, :entries],
+                           cache["values"][:, :, :entries], bias), cache
 
 
 class CrossAttention(MultiHeadAttention):

@@ -178,13 +178,13 @@ class DecoderBlock(_Block):
         x = self.residual_output(x, y, self.cross_attention_norm, training)
         return self.feed_forward_residual(x, training), weights
 
-    def initial_cache(self, memory: tf.Tensor, cache_length: tf.Tensor | int = 0,
+    def initial_cache(self, memory: tf.Tensor, cache_length: tf.Tensor | int,
                       queries: int = 1) -> dict[str, tf.Tensor]:
         """Projected memory keys/values and self-attention caches, all leading dim B.
 
         Keys: "memory_keys" [B, h, S, d_k], "memory_values" [B, h, S, d_v],
-        "keys" [B, h, cache_length * queries, d_k], "values" [.., d_v] (empty, to
-        append to; or fixed buffers; ``queries`` hypotheses an item: see
+        "keys" [B, h, cache_length * queries, d_k], "values" [.., d_v] (buffers of
+        ``cache_length`` steps of ``queries`` hypotheses an item: see
         ``SelfAttention.decode_step``).
         """
         memory_kv = self.cross_attention.project_memory(memory)
@@ -193,14 +193,14 @@ class DecoderBlock(_Block):
         return {**cache, "memory_keys": memory_kv["keys"], "memory_values": memory_kv["values"]}
 
     def decode_step(self, x: tf.Tensor, cache: dict[str, tf.Tensor], memory_bias: tf.Tensor,
-                    self_bias: tf.Tensor | None = None, position: tf.Tensor | None = None
-                    ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
-        """x [B, Q, d]: the next position of Q hypotheses of each item -> ([B, Q, d],
-        cache with this step added; ``self_bias`` and ``position``: see
+                    position: tf.Tensor, self_bias: tf.Tensor | None = None,
+                    entries: tf.Tensor | None = None) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """x [B, Q, d]: decode step ``position`` of Q hypotheses of each item -> ([B, Q, d],
+        cache with this step written; ``self_bias`` and ``entries``: see
         ``SelfAttention.decode_step``)."""
         y, self_cache = self.self_attention.decode_step(
             self.sublayer_input(x, self.self_attention_norm),
-            {"keys": cache["keys"], "values": cache["values"]}, self_bias, position)
+            {"keys": cache["keys"], "values": cache["values"]}, position, self_bias, entries)
         x = self.residual_output(x, y, self.self_attention_norm, training=False)
         memory_kv = {"keys": cache["memory_keys"], "values": cache["memory_values"]}
         x, _ = self._attend_memory_and_feed_forward(x, memory_kv, memory_bias, training=False)

@@ -14,12 +14,19 @@ import tensorflow as tf
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
 from t2t_lite.hparams.transformer import POSITION_EMBEDDINGS
-from t2t_lite.layers.attention import ancestry_bias, causal_bias, padding_bias
+from t2t_lite.layers.attention import (ancestry_bias, causal_bias, padding_bias,
+                                       write_entries)
 from t2t_lite.layers.embedding import (LearnedPositionEmbedding, SinusoidPositionEncoding,
                                        TokenEmbedding)
 from t2t_lite.layers.transformer_blocks import DecoderBlock, EncoderBlock, layer_norm
 from t2t_lite.models.base import Seq2SeqModel, shift_right
 from t2t_lite.registry import register_model
+
+# Without XLA a decode step attends over whole blocks of this many steps (the
+# bias hides entries not written yet): oneDNN keeps state for every matmul shape
+# it meets, and a new shape every step left a decode holding 1.4x its caches (base,
+# beam 4, 256 tokens: peak 2,187 MB, blocks 2,010); the price: at most 31 masked steps.
+ATTENDED_STEP_BLOCK = 32
 
 
 @register_model
@@ -163,19 +170,21 @@ class Transformer(Seq2SeqModel):
         """A flat dict, every tensor once per input (B rows), however many hypotheses:
         "encoder_padding" [B, S]; for decoder block i, "decoder_{i}/memory_keys" and
         "/memory_values" [B, h, S, d] (the encoder output projected once; fixed) and
-        "/keys", "/values" [B, h, 0, d], self-attention caches that gain ``beam_size``
-        entries a step and are never reordered; "ancestry" int32 [B, beam, 0]: for
-        each hypothesis and step, the hypothesis of that step it descends from
-        (``t2t_lite.layers.attention.ancestry_bias``). With hparam ``xla`` the caches
-        are zero buffers of ``max_decode_length`` steps and the ancestry -1 (not
-        decoded yet) at each step, written in place: every shape stays fixed, as
-        XLA needs."""
-        cache_length = max_decode_length if self.hparams.xla else 0
+        "/keys", "/values" [B, h, steps * beam_size, d], self-attention cache buffers
+        that each step writes ``beam_size`` entries into, in place, and that are never
+        reordered; "ancestry" int32 [B, beam, steps]: for each hypothesis and step,
+        the hypothesis of that step it descends from (-1: not decoded yet;
+        ``t2t_lite.layers.attention.ancestry_bias``). ``steps`` is
+        ``max_decode_length`` (under ``xla``, where the search sizes the buffers) or
+        that rounded up to whole ``ATTENDED_STEP_BLOCK``s. The buffers hold the
+        decode's length from the start, so memory stays flat as it goes."""
+        steps = (max_decode_length if self.hparams.xla else
+                 -(-max_decode_length // ATTENDED_STEP_BLOCK) * ATTENDED_STEP_BLOCK)
         padding = encoded["encoder_padding"]
         state = {"encoder_padding": padding,
-                 "ancestry": tf.fill([tf.shape(padding)[0], beam_size, cache_length], -1)}
+                 "ancestry": tf.fill([tf.shape(padding)[0], beam_size, steps], -1)}
         for block in self.decoder_blocks:
-            cache = block.initial_cache(encoded["encoder_output"], cache_length, beam_size)
+            cache = block.initial_cache(encoded["encoder_output"], steps, beam_size)
             state.update({f"{block.name}/{key}": value for key, value in cache.items()})
         return state
 
@@ -195,9 +204,10 @@ class Transformer(Seq2SeqModel):
     def resize_decode_state(self, state: dict[str, tf.Tensor],
                             length: int) -> dict[str, tf.Tensor]:
         """Under ``xla``, the self-attention buffers padded with zeros to ``length``
-        steps and the ancestry with -1 (a step attends over its whole buffer,
-        masked, so short buffers make the early steps cheap); growing caches need
-        nothing."""
+        steps and the ancestry with -1: a compiled step attends over its whole
+        buffer, masked, so the search starts with short buffers and makes them
+        longer (``t2t_lite.decoding.search_decoder.cache_lengths``). Without
+        ``xla`` a step attends over the blocks written so far: nothing to do."""
         if not self.hparams.xla:
             return state
         ancestry = state["ancestry"]
@@ -218,7 +228,7 @@ class Transformer(Seq2SeqModel):
         row ([B, beam, d]), so each step reads an input's memory and cache once."""
         beam_size = state["ancestry"].shape[1]
         ids = tf.reshape(ids, [-1, beam_size])
-        ancestry, self_bias, position = self._step_ancestry(state["ancestry"], ids, step)
+        ancestry, self_bias, entries = self._step_ancestry(state["ancestry"], ids, step)
         x = self._embed(self.target_embedding, ids, step, training=False)
         memory_bias = padding_bias(state["encoder_padding"])
         new_state = {**state, "ancestry": ancestry}
@@ -226,25 +236,26 @@ class Transformer(Seq2SeqModel):
             prefix = f"{block.name}/"
             cache = {key[len(prefix):]: value for key, value in state.items()
                      if key.startswith(prefix)}
-            x, cache = block.decode_step(x, cache, memory_bias, self_bias, position)
+            x, cache = block.decode_step(x, cache, memory_bias, step, self_bias, entries)
             new_state.update({prefix + key: value for key, value in cache.items()})
         x = tf.reshape(x, [-1, 1, self.hparams.hidden_size])
         return self._logits(x)[:, 0], new_state
 
     def _step_ancestry(self, ancestry: tf.Tensor, ids: tf.Tensor, step: tf.Tensor
-                       ) -> tuple[tf.Tensor, tf.Tensor | None, tf.Tensor | None]:
+                       ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor | None]:
         """The ancestry with this step's entries (each hypothesis its own), the
-        self-attention bias over the caches, and the position to write them at
-        (under ``xla``; None: appended). One hypothesis an input, appending, sees
-        every entry: no bias."""
+        self-attention bias, and how many cache entries the step attends over: the
+        whole ``ATTENDED_STEP_BLOCK``s written so far, or under ``xla`` (None) the
+        whole buffer. The bias hides the entries not written yet and those of other
+        hypotheses' ancestors."""
         beam_size = ancestry.shape[1]
         own = tf.zeros_like(ids) + tf.range(beam_size)  # [B, beam]
         if not self.hparams.xla:
-            ancestry = tf.concat([ancestry, own[:, :, None]], axis=2)
-            bias = (ancestry_bias(ancestry, beam_size, (step + 1) * beam_size)
-                    if beam_size > 1 else None)
-            return ancestry, bias, None
+            ancestry = write_entries(ancestry, own[:, :, None], step)
+            steps = (step // ATTENDED_STEP_BLOCK + 1) * ATTENDED_STEP_BLOCK
+            return (ancestry, ancestry_bias(ancestry[:, :, :steps], beam_size, steps * beam_size),
+                    steps * beam_size)
         # Static in the XLA search (buffer_lengths); dynamic only when stepped by hand.
         length = ancestry.shape[2] if ancestry.shape[2] is not None else tf.shape(ancestry)[2]
         ancestry = tf.where(tf.equal(tf.range(length), step), own[:, :, None], ancestry)
-        return ancestry, ancestry_bias(ancestry, beam_size, length * beam_size), step
+        return ancestry, ancestry_bias(ancestry, beam_size, length * beam_size), None
