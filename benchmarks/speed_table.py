@@ -83,16 +83,16 @@ def main() -> None:
                               + " | ".join(memory) + " |")
             for beam in map(int, args.beams.split(",")):
                 for out_len in args.out_lens.split(","):
-                    common = [f"--shape={shape}", f"--beam={beam}", f"--out_len={out_len}"]
-                    hf = measure(peers + common + ["--only=hf_beam"], log)["hf_beam"]
-                    ct2 = measure(peers + common + ["--only=ct2_beam"], log)
-                    ct2_int8 = measure(peers + common + ["--only=ct2_beam",
+                    decode_args = [f"--shape={shape}", f"--beam={beam}", f"--out_len={out_len}"]
+                    hf = measure(peers + decode_args + ["--only=hf_beam"], log)["hf_beam"]
+                    ct2 = measure(peers + decode_args + ["--only=ct2_beam"], log)
+                    ct2_int8 = measure(peers + decode_args + ["--only=ct2_beam",
                                                          "--ct2_compute_type=int8"], log)
                     peer_speeds = [ct2["ct2_beam"]["out_tokens_per_s"],
                                    ct2_int8["ct2_beam"]["out_tokens_per_s"]]
                     cells, memory = [], []
                     for variant in variants:
-                        mine = measure(ours + common + ["--only=beam",
+                        mine = measure(ours + decode_args + ["--only=beam",
                                                         f"--hparams={VARIANTS[variant]}"], log)
                         speed = mine["beam"]["out_tokens_per_s"]
                         cells.append(f"{speed:,.0f} ("
