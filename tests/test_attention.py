@@ -123,7 +123,7 @@ def test_cached_decoding_matches_causal_attention_in_tf_function(whole_buffer):
     @tf.function(input_signature=[tf.TensorSpec([None, None, HIDDEN], tf.float32)])
     def decode(x):
         length = tf.shape(x)[1]
-        cache = layer.empty_cache(tf.shape(x)[0], tf.float32, length + 2)
+        cache = layer.cache_buffers(tf.shape(x)[0], tf.float32, length + 2)
         outputs = tf.TensorArray(tf.float32, size=length)
 
         def body(step, cache, outputs):

@@ -17,10 +17,11 @@ score ``-inf``. The id axis is as long as the number of steps run, at most
 ``max_decode_length``.
 
 All loops are ``tf.while_loop``s: the model's decode state keeps its shape
-(but for caches that grow a step at a time) and is reordered each step by the
-model (``reorder_decode_state``, see ``t2t_lite.models.base``), all but the part
-the model declares fixed (the encoder output's keys and values), which is read
-from outside the loop and never copied. ``BeamSearchDecoder``
+(but for axes that start empty, which may grow: ``decode_loop_shapes``) and is
+reordered each step by the model (``reorder_decode_state``, see
+``t2t_lite.models.base``), all but the part the model declares fixed (the
+encoder output's keys and values), which is read from outside the loop and
+never copied. ``BeamSearchDecoder``
 (``t2t_lite.decoding.search_decoder``) is the compiled entry point.
 
 An optional ``constraint`` (``t2t_lite.contracts.decode_constraint``) turns each

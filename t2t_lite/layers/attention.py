@@ -169,7 +169,7 @@ class SelfAttention(MultiHeadAttention):
         queries, keys, values = self._project(x)
         return self.attend(queries, keys, values, bias, training, return_weights)
 
-    def empty_cache(self, batch_size: tf.Tensor, dtype: tf.DType, length: tf.Tensor | int,
+    def cache_buffers(self, batch_size: tf.Tensor, dtype: tf.DType, length: tf.Tensor | int,
                     queries: int = 1) -> dict[str, tf.Tensor]:
         """Key/value cache buffers {"keys": [B, h, length * queries, d_k], "values":
         [.., d_v]} of zeros: ``length`` steps of ``queries`` entries each (see
@@ -182,7 +182,7 @@ class SelfAttention(MultiHeadAttention):
     @staticmethod
     def pad_cache(cache: dict[str, tf.Tensor], length: int,
                   queries: int = 1) -> dict[str, tf.Tensor]:
-        """Cache buffers (``empty_cache``) padded with zeros to ``length`` steps (a
+        """Cache buffers (``cache_buffers``) padded with zeros to ``length`` steps (a
         static int, at least their own)."""
         return {key: tf.pad(value, [[0, 0], [0, 0], [0, length * queries - value.shape[2]],
                                     [0, 0]])
@@ -194,7 +194,7 @@ class SelfAttention(MultiHeadAttention):
         """Decode step ``position`` of Q hypotheses of each item at once: x [B, Q, d_model]
         holds the step's input of each (Q = the beam; 1 for one hypothesis per item).
 
-        ``cache`` (``empty_cache``) holds the keys and values step-major: entry s * Q + q
+        ``cache`` (``cache_buffers``) holds the keys and values step-major: entry s * Q + q
         [B, h, ., d] is hypothesis q's at step s, in the order the hypotheses had at
         step s. The step writes its Q entries in place (``write_entries``) and never
         moves the others: when beam search reorders hypotheses, ``bias`` [B, 1, Q,

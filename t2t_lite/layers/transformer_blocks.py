@@ -188,7 +188,7 @@ class DecoderBlock(_Block):
         ``SelfAttention.decode_step``).
         """
         memory_kv = self.cross_attention.project_memory(memory)
-        cache = self.self_attention.empty_cache(tf.shape(memory)[0], memory.dtype,
+        cache = self.self_attention.cache_buffers(tf.shape(memory)[0], memory.dtype,
                                                 cache_length, queries)
         return {**cache, "memory_keys": memory_kv["keys"], "memory_values": memory_kv["values"]}
 
