@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 
+from t2t_lite import output_paths
 from t2t_lite.bin import common
 
 
@@ -162,8 +163,11 @@ def main() -> None:
             sys.exit(f"unknown rows {sorted(unknown)}; the {args.suite} rows are "
                      f"{', '.join(r.name for r in rows)}")
         rows = [r for r in rows if r.name in wanted]
-    args.root = args.root or f"runs/family_{args.suite}"
-    os.makedirs(args.root, exist_ok=True)
+    try:
+        args.root = output_paths.Paths("seq2seq_family").work_folder(
+            "--root", args.root or f"runs/family_{args.suite}")
+    except output_paths.OutputPathError as error:
+        sys.exit(f"seq2seq_family: error: {error}")
     made = run(["t2t-datagen", f"--problem={problem}", f"--data_dir={args.root}/data",
                 f"--tmp_dir={raw_dir}", f"--eval_files_dir={args.root}/eval",
                 f"--eval_split={split}"], os.path.join(args.root, "datagen.txt"))

@@ -10,7 +10,9 @@ token batch as peers.py uses) and, for beam 4 and greedy at each output length,
 decoding output tokens/s (t2t-lite against CTranslate2 in float32 and in int8,
 HF for reference) and each process's peak resident memory; each of our
 variants (``--variants``: hparams overrides by name) gets its own columns.
-Prints Markdown, and writes every raw JSON line to ``--out`` for the record.
+Prints Markdown, and writes every raw JSON line to ``--out`` for the record (by
+default a new file named after the sitting's start; an existing file is replaced
+only if it is an earlier output of this script, unchanged since).
 """
 from __future__ import annotations
 
@@ -19,7 +21,9 @@ import json
 import os
 import subprocess
 import sys
+import time
 
+from t2t_lite import output_paths
 from t2t_lite.bin import common
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -46,6 +50,51 @@ def ratio(ours: float, theirs: float) -> str:
     return f"{ours:,.0f} ({ours / theirs:.2f}x)"
 
 
+def measure_rows(args: argparse.Namespace, variants: list[str], log) -> tuple[list, list]:
+    """The training and decoding table rows, each cell measured now (JSON lines to ``log``)."""
+    ours = [sys.executable, os.path.join(HERE, "speed.py")]
+    peers = [args.peers_python, PEERS]
+    train_rows, decode_rows = [], []
+    for shape in args.shapes.split(","):
+        train = [f"--shape={shape}", f"--batch={args.train_batch}"]
+        torch = measure(peers + train + ["--only=torch_train"], log)
+        cells, memory = [], []
+        for variant in variants:
+            mine = measure(ours + train + ["--only=train", f"--hparams={VARIANTS[variant]}"],
+                           log)
+            cells.append(ratio(mine["train"]["tgt_tokens_per_s"],
+                               torch["torch_train"]["tgt_tokens_per_s"]))
+            memory.append(f"{mine['peak_rss_mb']:,.0f}")
+        train_rows.append(f"| {shape} | {torch['torch_train']['tgt_tokens_per_s']:,.0f} | "
+                          + " | ".join(cells) + f" | {torch['peak_rss_mb']:,.0f} | "
+                          + " | ".join(memory) + " |")
+        for beam in map(int, args.beams.split(",")):
+            for out_len in args.out_lens.split(","):
+                decode_args = [f"--shape={shape}", f"--beam={beam}", f"--out_len={out_len}"]
+                hf = measure(peers + decode_args + ["--only=hf_beam"], log)["hf_beam"]
+                ct2 = measure(peers + decode_args + ["--only=ct2_beam"], log)
+                ct2_int8 = measure(peers + decode_args + ["--only=ct2_beam",
+                                                          "--ct2_compute_type=int8"], log)
+                peer_speeds = [ct2["ct2_beam"]["out_tokens_per_s"],
+                               ct2_int8["ct2_beam"]["out_tokens_per_s"]]
+                cells, memory = [], []
+                for variant in variants:
+                    mine = measure(ours + decode_args + ["--only=beam",
+                                                         f"--hparams={VARIANTS[variant]}"], log)
+                    speed = mine["beam"]["out_tokens_per_s"]
+                    cells.append(f"{speed:,.0f} ("
+                                 + ", ".join(f"{speed / peer:.2f}x" for peer in peer_speeds)
+                                 + ")")
+                    memory.append(f"{mine['peak_rss_mb']:,.0f}")
+                decode_rows.append(
+                    f"| {shape} | {'greedy' if beam == 1 else f'beam {beam}'} | {out_len} | "
+                    f"{hf['out_tokens_per_s']:,.0f} | "
+                    + " | ".join(f"{peer:,.0f}" for peer in peer_speeds) + " | "
+                    + " | ".join(cells) + f" | {ct2['peak_rss_mb']:,.0f} | "
+                    f"{ct2_int8['peak_rss_mb']:,.0f} | " + " | ".join(memory) + " |")
+    return train_rows, decode_rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--peers_python", default="peers-venv/bin/python")
@@ -56,55 +105,19 @@ def main() -> None:
     parser.add_argument("--beams", default="4,1")
     parser.add_argument("--variants", default="float32",
                         help=f"comma-separated, of {', '.join(VARIANTS)}")
-    parser.add_argument("--out", default="runs/speed_table.jsonl")
+    parser.add_argument("--out", default=time.strftime("runs/speed_table-%Y%m%d-%H%M%S.jsonl"))
     args = parser.parse_args()
     variants = args.variants.split(",")
     unknown = sorted(set(variants) - set(VARIANTS))
     if unknown:
         sys.exit(f"unknown variants {unknown}; known: {', '.join(VARIANTS)}")
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    ours = [sys.executable, os.path.join(HERE, "speed.py")]
-    peers = [args.peers_python, PEERS]
     header = " | ".join(f"t2t-lite {v}" for v in variants)
-    train_rows, decode_rows = [], []
-    with open(args.out, "a") as log:
-        for shape in args.shapes.split(","):
-            train = [f"--shape={shape}", f"--batch={args.train_batch}"]
-            torch = measure(peers + train + ["--only=torch_train"], log)
-            cells, memory = [], []
-            for variant in variants:
-                mine = measure(ours + train + ["--only=train",
-                                       f"--hparams={VARIANTS[variant]}"], log)
-                cells.append(ratio(mine["train"]["tgt_tokens_per_s"],
-                                   torch["torch_train"]["tgt_tokens_per_s"]))
-                memory.append(f"{mine['peak_rss_mb']:,.0f}")
-            train_rows.append(f"| {shape} | {torch['torch_train']['tgt_tokens_per_s']:,.0f} | "
-                              + " | ".join(cells) + f" | {torch['peak_rss_mb']:,.0f} | "
-                              + " | ".join(memory) + " |")
-            for beam in map(int, args.beams.split(",")):
-                for out_len in args.out_lens.split(","):
-                    decode_args = [f"--shape={shape}", f"--beam={beam}", f"--out_len={out_len}"]
-                    hf = measure(peers + decode_args + ["--only=hf_beam"], log)["hf_beam"]
-                    ct2 = measure(peers + decode_args + ["--only=ct2_beam"], log)
-                    ct2_int8 = measure(peers + decode_args + ["--only=ct2_beam",
-                                                         "--ct2_compute_type=int8"], log)
-                    peer_speeds = [ct2["ct2_beam"]["out_tokens_per_s"],
-                                   ct2_int8["ct2_beam"]["out_tokens_per_s"]]
-                    cells, memory = [], []
-                    for variant in variants:
-                        mine = measure(ours + decode_args + ["--only=beam",
-                                                        f"--hparams={VARIANTS[variant]}"], log)
-                        speed = mine["beam"]["out_tokens_per_s"]
-                        cells.append(f"{speed:,.0f} ("
-                                     + ", ".join(f"{speed / peer:.2f}x" for peer in peer_speeds)
-                                     + ")")
-                        memory.append(f"{mine['peak_rss_mb']:,.0f}")
-                    decode_rows.append(
-                        f"| {shape} | {'greedy' if beam == 1 else f'beam {beam}'} | {out_len} | "
-                        f"{hf['out_tokens_per_s']:,.0f} | "
-                        + " | ".join(f"{peer:,.0f}" for peer in peer_speeds) + " | "
-                        + " | ".join(cells) + f" | {ct2['peak_rss_mb']:,.0f} | "
-                        f"{ct2_int8['peak_rss_mb']:,.0f} | " + " | ".join(memory) + " |")
+    try:
+        with output_paths.Paths("speed_table").output_file("--out", args.out) as out_path, \
+                open(out_path, "w") as log:
+            train_rows, decode_rows = measure_rows(args, variants, log)
+    except output_paths.OutputPathError as error:
+        sys.exit(f"speed_table: error: {error}")
     print("Training, target tokens/s (ratio to PyTorch):\n")
     print(f"| shape | PyTorch | {header} | peak RSS MB PyTorch | "
           + " | ".join(f"peak RSS MB {v}" for v in variants) + " |")

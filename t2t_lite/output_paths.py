@@ -350,3 +350,28 @@ class Paths:
                                   f"({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
                                   "; give a new or empty folder")
         return path
+
+    def work_folder(self, flag: str, path: str) -> str:
+        """The folder a resumable script fills over many commands (a benchmark's root):
+        new, empty, or one this command started (noted in its manifest), which it then
+        resumes. A user's folder of other files, or a run folder, is refused."""
+        _given(flag, path)
+        self._collision(path, flag)
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise OutputPathError(f"{flag}={path} is a file; give a folder")
+        run = enclosing_run(path)
+        if run:
+            raise _inside_run(flag, path, run)
+        entry = _read_manifest(path).get(".") if os.path.isdir(path) else None
+        names = _files_below(path) if os.path.isdir(path) else []
+        if names and not (entry and entry.get("command") == self.command):
+            raise OutputPathError(
+                f"{flag}={path} holds files {self.command} did not start "
+                f"({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}); "
+                "give a new or empty folder, or the folder of an earlier run of it to resume")
+        os.makedirs(path, exist_ok=True)
+        if not entry:
+            manifest = _read_manifest(path)
+            manifest["."] = {"command": self.command, "resumable": True}
+            _write_manifest(path, manifest)
+        return path

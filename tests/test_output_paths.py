@@ -161,3 +161,23 @@ def test_an_empty_path_or_the_current_folder_is_never_an_output(tmp_path, monkey
         with Paths("t2t-attention").output_folder("--to", ".", replaces_own=True):
             pass
     assert sorted(os.listdir(tmp_path)) == ["pics", "work.txt"]
+
+
+def test_a_work_folder_is_new_empty_or_the_same_scripts_to_resume(tmp_path):
+    root = str(tmp_path / "family")
+    assert Paths("seq2seq_family").work_folder("--root", root) == root
+    write(os.path.join(root, "results.json"), "{}")
+    # The same script resumes its folder; another command, or a user's folder, is refused.
+    assert Paths("seq2seq_family").work_folder("--root", root) == root
+    with pytest.raises(OutputPathError, match="did not start"):
+        Paths("speed_table").work_folder("--root", root)
+    mine = write(tmp_path / "mine" / "table.md", "my notes\n")
+    with pytest.raises(OutputPathError, match="holds files seq2seq_family did not start"):
+        Paths("seq2seq_family").work_folder("--root", str(tmp_path / "mine"))
+    write(tmp_path / "run" / "hparams.json", "{}")
+    with pytest.raises(OutputPathError, match="inside the run folder"):
+        Paths("seq2seq_family").work_folder("--root", str(tmp_path / "run" / "family"))
+    with pytest.raises(OutputPathError, match="is a file"):
+        Paths("seq2seq_family").work_folder("--root", mine)
+    assert open(mine).read() == "my notes\n"
+    assert sorted(os.listdir(tmp_path / "mine")) == ["table.md"]
