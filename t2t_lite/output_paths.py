@@ -355,13 +355,7 @@ class Paths:
         """The folder a resumable script fills over many commands (a benchmark's root):
         new, empty, or one this command started (noted in its manifest), which it then
         resumes. A user's folder of other files, or a run folder, is refused."""
-        _given(flag, path)
-        self._collision(path, flag)
-        if os.path.exists(path) and not os.path.isdir(path):
-            raise OutputPathError(f"{flag}={path} is a file; give a folder")
-        run = enclosing_run(path)
-        if run:
-            raise _inside_run(flag, path, run)
+        self.shared_folder(flag, path)
         entry = _read_manifest(path).get(".") if os.path.isdir(path) else None
         names = _files_below(path) if os.path.isdir(path) else []
         if names and not (entry and entry.get("command") == self.command):
