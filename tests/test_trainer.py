@@ -14,6 +14,7 @@ from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.problems.algorithmic import fresh_binary_strings, reversal_accuracy_by_length
 from t2t_lite.training.checkpoints import restore_model
+from t2t_lite.training.trainer import Trainer
 from toys import make_trainer, training_hparams
 
 load_builtins()
@@ -155,14 +156,29 @@ def test_training_traces_once_per_batch_shape_at_most(reverse_data, tmp_path):
 
 
 @pytest.mark.slow
+class StopAtAccuracy(Trainer):
+    """Ends training at the first dev evaluation with sequence accuracy >= 0.99, in one
+    ``train()`` (a call per evaluation restarted the input pipeline each time)."""
+
+    def evaluate(self, split: str = "dev") -> dict[str, float]:
+        metrics = super().evaluate(split)
+        print("step", self.step, "dev sequence accuracy", metrics["sequence_accuracy"])
+        if metrics["sequence_accuracy"] >= 0.99:
+            self.options.train_steps = self.step  # the loop ends after this step
+        return metrics
+
+
 def test_tiny_transformer_learns_to_reverse(reverse_data, tmp_path):
     """The spine's acceptance test: >= 99% sequence accuracy on dev, then fresh
     random strings reversed with beam search as a user would decode them.
 
     Batches mix lengths (length_bucket_step=0): reversal needs the input's
     length, and length-bucketed batches took several times more steps to learn
-    it. Evaluates every 100 steps from step 1000 and stops at 99%, within 4000
-    (learning rate 0.3: at 0.5 dev accuracy swung between 60% and 97% for 2,000 steps).
+    it. Evaluates every 100 steps and stops at 99%, within 4000.
+    Dev accuracy swings by tens of points between evaluations at any rate we tried
+    (Adam's late spikes: 0.5, 0.3, 0.2, a longer warmup, clipping, larger epsilons);
+    Adam's beta2 0.997 (T2T's later default) first reached 99% at step 2,000 with
+    three seeds, against 2,000-2,600 with 0.98.
     Teacher-forced accuracy does not show the failures users see (a symbol
     dropped or repeated inside a run of equal symbols, on long strings), so
     the model then decodes strings of every length 1..40 with beam 4, and each
@@ -173,16 +189,12 @@ def test_tiny_transformer_learns_to_reverse(reverse_data, tmp_path):
     hparams = transformer_tiny().parse(
         "hidden_size=64,filter_size=256,"
         "layer_prepostprocess_dropout=0.0,label_smoothing=0.0,learning_rate=0.3,"
-        "learning_rate_warmup_steps=400,batch_size=1024,length_bucket_step=0,max_length=41")
-    trainer = make_trainer(reverse_data, tmp_path, hparams, save_checkpoints_steps=100000,
+        "learning_rate_warmup_steps=400,optimizer_adam_beta2=0.997,batch_size=1024,"
+        "length_bucket_step=0,max_length=41")
+    trainer = make_trainer(reverse_data, tmp_path, hparams, trainer_class=StopAtAccuracy,
+                           train_steps=4000, eval_every_steps=100, save_checkpoints_steps=100000,
                            save_checkpoints_minutes=1000, log_every_steps=250)
-    accuracy = 0.0
-    for steps in [1000] + list(range(1100, 4001, 100)):
-        trainer.options.train_steps = steps
-        accuracy = trainer.train()["sequence_accuracy"]
-        print("step", trainer.step, "dev sequence accuracy", accuracy)
-        if accuracy >= 0.99:
-            break
+    accuracy = trainer.train()["sequence_accuracy"]
     assert accuracy >= 0.99, (trainer.step, accuracy)
     inputs = fresh_binary_strings(per_length=3, seed=2026)
     problem = trainer.experiment.problem

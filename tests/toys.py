@@ -66,12 +66,12 @@ def training_hparams(overrides: str = "") -> HParams:
 def make_trainer(data_dir: str, output_dir, hparams: HParams,
                  strategy: tf.distribute.Strategy | None = None,
                  model_name: str = "transformer", problem: Problem | None = None,
-                 **options) -> Trainer:
-    """A Trainer of ``model_name`` on ``problem`` (SmallReverse unless given);
+                 trainer_class: type[Trainer] = Trainer, **options) -> Trainer:
+    """A ``trainer_class`` of ``model_name`` on ``problem`` (SmallReverse unless given);
     ``options`` are TrainOptions fields."""
     experiment = Experiment(problem or SmallReverse(), model_name, "test_hparams", hparams,
                             data_dir, str(output_dir))
-    return Trainer(experiment, TrainOptions(**options), strategy)
+    return trainer_class(experiment, TrainOptions(**options), strategy)
 
 
 @translate.register_translate_problem
