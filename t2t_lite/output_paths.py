@@ -357,14 +357,15 @@ class Paths:
         resumes. A user's folder of other files, or a run folder, is refused."""
         self.shared_folder(flag, path)
         entry = _read_manifest(path).get(".") if os.path.isdir(path) else None
+        started = bool(entry) and entry.get("command") == self.command
         names = _files_below(path) if os.path.isdir(path) else []
-        if names and not (entry and entry.get("command") == self.command):
+        if names and not started:
             raise OutputPathError(
                 f"{flag}={path} holds files {self.command} did not start "
                 f"({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}); "
                 "give a new or empty folder, or the folder of an earlier run of it to resume")
         os.makedirs(path, exist_ok=True)
-        if not entry:
+        if not started:  # new or empty: this command's from now on
             manifest = _read_manifest(path)
             manifest["."] = {"command": self.command, "resumable": True}
             _write_manifest(path, manifest)

@@ -181,3 +181,13 @@ def test_a_work_folder_is_new_empty_or_the_same_scripts_to_resume(tmp_path):
         Paths("seq2seq_family").work_folder("--root", mine)
     assert open(mine).read() == "my notes\n"
     assert sorted(os.listdir(tmp_path / "mine")) == ["table.md"]
+
+
+def test_an_empty_folder_another_command_marked_becomes_the_work_folders(tmp_path):
+    root = str(tmp_path / "root")
+    Paths("speed_table").work_folder("--root", root)  # started, then left empty
+    assert Paths("seq2seq_family").work_folder("--root", root) == root
+    write(os.path.join(root, "results.json"), "{}")
+    assert Paths("seq2seq_family").work_folder("--root", root) == root
+    with pytest.raises(OutputPathError, match="speed_table did not start"):
+        Paths("speed_table").work_folder("--root", root)
