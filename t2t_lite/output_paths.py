@@ -77,6 +77,11 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
+def _first_few(names: list[str]) -> str:
+    """The first three names of a folder's files, for an error message."""
+    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+
+
 def _stamp(path: str) -> list[int]:
     stat = os.stat(path)
     return [stat.st_size, stat.st_mtime_ns]
@@ -291,7 +296,7 @@ class Paths:
         if names and not own:
             raise OutputPathError(
                 f"{flag}={path} holds files {self.command} did not write, or another "
-                f"output of it ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}); "
+                f"output of it ({_first_few(names)}); "
                 "give a new or empty folder")
         run = enclosing_run(path)
         if run and run != allowed_run and not (own and run == real(path)):
@@ -347,7 +352,7 @@ class Paths:
         if not os.path.isfile(os.path.join(path, "hparams.json")):
             names = sorted(os.listdir(path))
             raise OutputPathError(f"{flag}={path} holds files t2t-trainer did not write "
-                                  f"({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
+                                  f"({_first_few(names)})"
                                   "; give a new or empty folder")
         return path
 
@@ -362,7 +367,7 @@ class Paths:
         if names and not started:
             raise OutputPathError(
                 f"{flag}={path} holds files {self.command} did not start "
-                f"({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}); "
+                f"({_first_few(names)}); "
                 "give a new or empty folder, or the folder of an earlier run of it to resume")
         os.makedirs(path, exist_ok=True)
         if not started:  # new or empty: this command's from now on
