@@ -2,10 +2,6 @@
 import json
 import os
 import shutil
-import signal
-import subprocess
-import sys
-import time
 
 import pytest
 
@@ -223,33 +219,6 @@ def test_decode_non_utf8_names_line_and_keeps_output(trained, tmp_path, capsys):
     source.write_text("0 1\n")
     assert "was not written by t2t-decoder" in error_of(capsys, t2t_decoder.main, flags)
     assert target.read_text() == "precious\n"
-
-
-@pytest.mark.slow
-def test_killed_run_resumes_from_its_checkpoint(trained, tmp_path):
-    data_dir, _ = trained
-    output_dir = tmp_path / "killed"
-    argv = [sys.executable, "-m", "t2t_lite.bin.t2t_trainer"] + COMMON + [
-        f"--data_dir={data_dir}", f"--output_dir={output_dir}", "--save_checkpoints_steps=3",
-        "--log_every_steps=1000", "--eval_every_steps=100000"]
-    proc = subprocess.Popen(argv + ["--train_steps=100000"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.time() + 120
-        while not (output_dir / "checkpoint").exists():
-            assert time.time() < deadline and proc.poll() is None, "no checkpoint was written"
-            time.sleep(0.2)
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-    import tensorflow as tf
-    saved_step = int(tf.train.latest_checkpoint(str(output_dir)).rsplit("-", 1)[1])
-    assert saved_step >= 3
-    result = subprocess.run(argv + [f"--train_steps={saved_step + 2}"], capture_output=True,
-                            text=True, timeout=300)
-    assert result.returncode == 0, result.stderr
-    assert f"at step {saved_step}" in result.stderr
-    assert json.loads(result.stdout.strip().splitlines()[-1])["step"] == saved_step + 2
 
 
 def test_attention_pictures_of_a_trained_model(trained, tmp_path, capsys):

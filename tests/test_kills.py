@@ -1,4 +1,5 @@
 """kill -9 at seeded random moments: what is left behind never looks complete."""
+import json
 import os
 import random
 import signal
@@ -56,8 +57,9 @@ def test_a_killed_decoder_leaves_no_output_that_looks_complete(trained, tmp_path
 def test_kills_resume_to_the_weights_of_an_uninterrupted_run(trained, tmp_path):
     """kill -9 twice at seeded random moments (in a step, a save or an
     evaluation); each restart resumes from the last complete checkpoint, which is
-    always readable, the step never goes back, and the end equals a run never
-    killed: the input continues where it was (RunCheckpoints), dropout is off.
+    always readable, the step never goes back, the last run says where it resumed,
+    and the end equals a run never killed: the input continues where it was
+    (RunCheckpoints), dropout is off.
     (It killed ten times, then four, then three, until the suite had to fit in 10
     minutes on slower machines: each kill costs a TensorFlow start, 10-15 s.)"""
     data_dir, _ = trained
@@ -87,8 +89,12 @@ def test_kills_resume_to_the_weights_of_an_uninterrupted_run(trained, tmp_path):
         last_step = step
         if step == steps:
             break
-    assert subprocess.run(command, capture_output=True, timeout=300).returncode == 0
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert saved_step(output_dir) == steps
+    if last_step < steps:  # it said where it resumed, and printed the final metrics
+        assert f"resumed from {output_dir}/ckpt-{last_step} at step {last_step}" in resumed.stderr
+        assert json.loads(resumed.stdout.strip().splitlines()[-1])["step"] == steps
     # The same run, never killed.
     reference = tmp_path / "reference"
     assert t2t_trainer.main(flags + [f"--output_dir={reference}",

@@ -14,33 +14,10 @@ import pytest
 import tensorflow as tf
 
 from cli_helpers import COMMON, USR_DIR, train_tiny
+from multi_worker_step import one_step
 from t2t_lite.training.distribute import read_tf_config
 
-# One step of a tiny Transformer on a fixed global batch, under whatever strategy
-# TF_CONFIG gives; the weights afterwards go to argv[2].
-STEP_SCRIPT = """
-import sys
-import numpy as np
-import tensorflow as tf
-from t2t_lite import registry
-from t2t_lite.builtins import load_builtins
-from t2t_lite.experiment import Experiment
-from t2t_lite.hparams.transformer import transformer_tiny
-from t2t_lite.training.distribute import make_strategy
-from t2t_lite.training.trainer import TrainOptions, Trainer
-strategy = make_strategy()
-load_builtins()
-registry.import_usr_dir(sys.argv[3])
-hparams = transformer_tiny().parse("hidden_size=16,filter_size=32,num_heads=2,"
-                                   "layer_prepostprocess_dropout=0.0,clip_grad_norm=0.01")
-experiment = Experiment(registry.problems["tiny_reverse_binary"](), "transformer", "t",
-                        hparams, sys.argv[1], sys.argv[2] + "_run")
-trainer = Trainer(experiment, TrainOptions(seed=7), strategy)
-batch = {"inputs": tf.constant([[2, 3, 3, 1], [3, 2, 1, 0], [2, 1, 0, 0], [3, 3, 2, 1]]),
-         "targets": tf.constant([[3, 3, 2, 1], [2, 3, 1, 0], [2, 1, 0, 0], [2, 3, 3, 1]])}
-trainer.train_on(tf.data.Dataset.from_tensors(batch).repeat(), 2)
-np.savez(sys.argv[2], *trainer.model.get_weights())
-"""
+STEP_SCRIPT = os.path.join(os.path.dirname(__file__), "multi_worker_step.py")
 
 
 def free_ports(count):
@@ -78,17 +55,15 @@ def trained(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_two_workers_agree_with_each_other_and_with_one_process(trained, tmp_path):
+def test_two_workers_agree_with_each_other_and_with_one_process(trained, tmp_path,
+                                                                 usr_dir_import):
     data_dir, _ = trained
-    results = run_workers(lambda i: [sys.executable, "-c", STEP_SCRIPT, data_dir,
+    results = run_workers(lambda i: [sys.executable, STEP_SCRIPT, data_dir,
                                      str(tmp_path / f"worker{i}.npz"), USR_DIR])
     for code, _, err in results:
         assert code == 0, err[-3000:]
-    env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
-    single = subprocess.run([sys.executable, "-c", STEP_SCRIPT, data_dir,
-                             str(tmp_path / "single.npz"), USR_DIR], env=env,
-                            capture_output=True, text=True, timeout=300)
-    assert single.returncode == 0, single.stderr[-3000:]
+    assert "TF_CONFIG" not in os.environ  # so this process has one replica
+    one_step(data_dir, str(tmp_path / "single.npz"), USR_DIR, usr_dir_import)
     weights = [np.load(tmp_path / f"{name}.npz") for name in ("worker0", "worker1", "single")]
     for key in weights[0].files:
         np.testing.assert_array_equal(weights[0][key], weights[1][key])
