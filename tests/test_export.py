@@ -1,5 +1,6 @@
 """t2t-exporter: string-to-string SavedModels that equal t2t-decoder and load without
 t2t_lite."""
+import functools
 import json
 import os
 import subprocess
@@ -73,9 +74,14 @@ def parsing(tmp_path_factory):
     return export_and_decode(output_dir, root, PARSING_LINES)
 
 
+@functools.cache
+def load(export_dir):
+    """Each export loaded once a session (a load takes seconds; the tests only call it)."""
+    return tf.saved_model.load(export_dir)
+
+
 def serve(export_dir, lines, signature="serving_default"):
-    loaded = tf.saved_model.load(export_dir)
-    result = loaded.signatures[signature](inputs=tf.constant(lines, tf.string))
+    result = load(export_dir).signatures[signature](inputs=tf.constant(lines, tf.string))
     return {key: value.numpy() for key, value in result.items()}
 
 
@@ -139,7 +145,7 @@ def test_any_batch_and_length_one_trace(translation):
 
 def test_bad_inputs(translation):
     export_dir, _ = translation
-    function = tf.saved_model.load(export_dir).signatures["serving_default"]
+    function = load(export_dir).signatures["serving_default"]
     # An input far longer than the model's max_length is truncated, not a failed batch:
     # beyond the limit, more words change nothing.
     long, longer = (" ".join(["green house"] * n) for n in (400, 800))
