@@ -9,7 +9,6 @@ import sys
 from typing import Callable
 
 import numpy as np
-import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.builtins import load_builtins
@@ -17,6 +16,7 @@ from t2t_lite.experiment import Experiment
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.training.distribute import make_strategy
 from t2t_lite.training.trainer import TrainOptions, Trainer
+from toys import fixed_reverse_batches
 
 
 def one_step(data_dir: str, weights_path: str, usr_dir: str,
@@ -29,9 +29,7 @@ def one_step(data_dir: str, weights_path: str, usr_dir: str,
     experiment = Experiment(registry.problems["tiny_reverse_binary"](), "transformer", "t",
                             hparams, data_dir, weights_path + "_run")
     trainer = Trainer(experiment, TrainOptions(seed=7), strategy)
-    batch = {"inputs": tf.constant([[2, 3, 3, 1], [3, 2, 1, 0], [2, 1, 0, 0], [3, 3, 2, 1]]),
-             "targets": tf.constant([[3, 3, 2, 1], [2, 3, 1, 0], [2, 1, 0, 0], [2, 3, 3, 1]])}
-    trainer.train_on(tf.data.Dataset.from_tensors(batch).repeat(), 2)
+    trainer.train_on(fixed_reverse_batches(), 2)
     np.savez(weights_path, *trainer.model.get_weights())
 
 

@@ -16,7 +16,7 @@ from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.problems.algorithmic import fresh_binary_strings, reversal_accuracy_by_length
 from t2t_lite.training.checkpoints import restore_model
 from t2t_lite.training.trainer import Trainer
-from toys import make_trainer, training_hparams
+from toys import fixed_reverse_batches, make_trainer, training_hparams
 
 load_builtins()
 
@@ -50,9 +50,7 @@ def test_two_replicas_match_one_device(reverse_data, tmp_path, two_cpu_strategy,
                                        make_hparams):
     """One step on 2 logical CPU devices equals one step on one device with the same
     global batch, clipping included (the summed gradient is clipped, not each part)."""
-    batch = {"inputs": tf.constant([[2, 3, 3, 1], [3, 2, 1, 0], [2, 1, 0, 0], [3, 3, 2, 1]]),
-             "targets": tf.constant([[3, 3, 2, 1], [2, 3, 1, 0], [2, 1, 0, 0], [2, 3, 3, 1]])}
-    dataset = tf.data.Dataset.from_tensors(batch).repeat()
+    dataset = fixed_reverse_batches()
     hparams = make_hparams()
     single = make_trainer(reverse_data, tmp_path / "one", hparams, model_name=model_name)
     mirrored = make_trainer(reverse_data, tmp_path / "two", hparams, two_cpu_strategy,

@@ -63,6 +63,14 @@ def training_hparams(overrides: str = "") -> HParams:
         "layer_prepostprocess_dropout=0.0,batch_size=512").parse(overrides)
 
 
+def fixed_reverse_batches() -> tf.data.Dataset:
+    """One global batch of 4 binary strings (ids 2-3, EOS 1, padding 0) and their
+    reversals, repeated: the batch the replica and multi-worker tests step on."""
+    batch = {"inputs": tf.constant([[2, 3, 3, 1], [3, 2, 1, 0], [2, 1, 0, 0], [3, 3, 2, 1]]),
+             "targets": tf.constant([[3, 3, 2, 1], [2, 3, 1, 0], [2, 1, 0, 0], [2, 3, 3, 1]])}
+    return tf.data.Dataset.from_tensors(batch).repeat()
+
+
 def make_trainer(data_dir: str, output_dir, hparams: HParams,
                  strategy: tf.distribute.Strategy | None = None,
                  model_name: str = "transformer", problem: Problem | None = None,
