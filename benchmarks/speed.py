@@ -31,6 +31,8 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
+
+import t2t_lite  # noqa: E402,F401  (before TensorFlow: it picks TensorFlow's CPU kernels)
 import tensorflow as tf  # noqa: E402
 
 from t2t_lite import registry  # noqa: E402

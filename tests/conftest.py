@@ -11,6 +11,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import t2t_lite  # noqa: E402,F401  (before TensorFlow: its kernel choice, as users get it)
 import tensorflow as tf  # noqa: E402
 
 from t2t_lite.training.distribute import split_cpu  # noqa: E402
