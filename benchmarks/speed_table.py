@@ -5,8 +5,9 @@ every cell measured in this sitting, one process per cell, nothing else running.
     python benchmarks/speed_table.py --peers_python=peers-venv/bin/python
     python benchmarks/speed_table.py --shapes=tiny --out_lens=32 --variants=float32,xla
 
-For each shape: training target tokens/s (t2t-lite against PyTorch, a 64 x 32
-token batch as peers.py uses) and, for beam 4 and greedy at each output length,
+For each shape: training target tokens/s (t2t-lite against PyTorch, batches of
+``--train_batch`` sentences of 32 target tokens; 128 here, peers.py's own default
+is 64) and, for beam 4 and greedy at each output length,
 decoding output tokens/s (t2t-lite against CTranslate2 in float32 and in int8,
 HF for reference) and each process's peak resident memory; each of our
 variants (``--variants``: hparams overrides by name) gets its own columns.
