@@ -32,7 +32,6 @@ import re
 from typing import Sequence
 
 from sacrebleu.metrics import BLEU
-from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
 from t2t_lite.data.text_files import read_utf8_lines
 
@@ -43,14 +42,21 @@ class BleuInputError(ValueError):
 
 # --- Moses tokenization ----------------------------------------------------------
 
-# Only its replace_unicode_punct is used: replace-unicode-punctuation.perl, which
-# get_ende_bleu.sh ran before tokenizer.perl (not normalize-punctuation.perl).
-_UNICODE_PUNCTUATION = MosesPunctNormalizer()
+# sacremoses is imported where a line is first tokenized: importing it compiles
+# its regular expressions (0.5 s), which every command paid at start-up before,
+# BLEU or not.
+@functools.cache
+def _unicode_punctuation():
+    """Only its replace_unicode_punct is used: replace-unicode-punctuation.perl, which
+    get_ende_bleu.sh ran before tokenizer.perl (not normalize-punctuation.perl)."""
+    from sacremoses import MosesPunctNormalizer
+    return MosesPunctNormalizer()
 
 
 @functools.cache
-def _moses_tokenizer(language: str) -> MosesTokenizer:
+def _moses_tokenizer(language: str):
     """One tokenizer per language: building one reads its nonbreaking-prefix list."""
+    from sacremoses import MosesTokenizer
     return MosesTokenizer(lang=language)
 
 
@@ -62,7 +68,7 @@ def moses_tokenize(line: str, language: str = "de") -> str:
     tokens one to one and so leaves BLEU as it is. A language without a
     nonbreaking-prefix list falls back to English's, as in Moses.
     """
-    text = _UNICODE_PUNCTUATION.replace_unicode_punct(line)
+    text = _unicode_punctuation().replace_unicode_punct(line)
     tokens = _moses_tokenizer(language).tokenize(
         text, aggressive_dash_splits=False, return_str=True, escape=True)
     return tokens.strip()  # a line ending in ".'" comes back with a trailing space
