@@ -30,6 +30,24 @@ def test_smoothed_loss_is_zero_at_the_smoothed_target():
     assert worse.numpy() > 0.5
 
 
+@pytest.mark.parametrize("ls", [0.0, 0.1])
+def test_loss_gradient_is_the_gradient_of_its_formula(ls):
+    """The hand-written gradient (p - q) against autodiff of the smoothed loss as a
+    formula, padding included."""
+    vocab = 7
+    logits = tf.constant(np.random.RandomState(1).randn(2, 4, vocab) * 3, tf.float32)
+    targets = tf.constant([[2, 5, 1, 0], [6, 3, 0, 0]])
+    low = ls / (vocab - 1)
+    target_distribution = tf.one_hot(targets, vocab, on_value=1.0 - ls, off_value=low)
+    weights = tf.cast(targets != 0, tf.float32)[..., None]
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(logits)
+        loss_sum, _ = smoothed_cross_entropy(logits, targets, ls)
+        formula = -tf.reduce_sum(tf.nn.log_softmax(logits) * target_distribution * weights)
+    np.testing.assert_allclose(tape.gradient(loss_sum, logits).numpy(),
+                               tape.gradient(formula, logits).numpy(), atol=1e-6)
+
+
 @pytest.mark.parametrize("ls", [1.0, -0.1])
 def test_label_smoothing_outside_its_range_is_refused(ls):
     with pytest.raises(ValueError, match=r"label_smoothing must be in \[0, 1\)"):

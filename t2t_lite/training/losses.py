@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import tensorflow as tf
 
@@ -24,16 +25,31 @@ def smoothed_cross_entropy(logits: tf.Tensor, targets: tf.Tensor,
     vocab_size = tf.shape(logits)[-1]
     confidence = 1.0 - label_smoothing
     low = label_smoothing / tf.cast(vocab_size - 1, tf.float32)
-    log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)
-    # The smoothed target distribution as a dense [..., V] weight: one multiply and
-    # one sum each way. (Gathering the true token's log-probability is half as fast
-    # on CPU: its gradient scatters into a zeroed [..., V] array; 131 vs 67 ms for
-    # [64, 32, 8192], forward and backward.)
-    target_distribution = tf.one_hot(targets, vocab_size, on_value=confidence, off_value=low)
-    per_token = -tf.reduce_sum(log_probs * target_distribution, -1)
+    per_token = _smoothed_token_losses(tf.cast(logits, tf.float32), targets, confidence, low)
     # Entropy of the smoothed target distribution: the lowest reachable loss.
     v = tf.cast(vocab_size, tf.float32)
     floor = -(confidence * math.log(confidence)
               + (v - 1.0) * low * tf.math.log(low + 1e-20)) if label_smoothing else 0.0
     weights = tf.cast(tf.not_equal(targets, PAD_ID), tf.float32)
     return tf.reduce_sum((per_token - floor) * weights), tf.reduce_sum(weights)
+
+
+def _smoothed_token_losses(logits: tf.Tensor, targets: tf.Tensor, confidence: float,
+                           low: tf.Tensor) -> tf.Tensor:
+    """-sum_v q_v log p_v for each token, q the smoothed target distribution, with its
+    gradient p - q written out (q sums to 1): built once in the backward pass and
+    not kept from the forward one. Autodiff of the gather of the true token's
+    log-probability scattered into a zeroed [..., V] array instead: forward and
+    backward 131 ms against 60 at [64, 32, 8192] on a 2-core AMD EPYC."""
+    @tf.custom_gradient
+    def token_losses(logits: tf.Tensor) -> tuple[tf.Tensor, Any]:
+        log_probs = tf.nn.log_softmax(logits, axis=-1)
+        losses = (-(confidence - low) * tf.gather(log_probs, targets, batch_dims=2)
+                  - low * tf.reduce_sum(log_probs, -1))
+
+        def gradient(upstream: tf.Tensor) -> tf.Tensor:
+            target_distribution = tf.one_hot(targets, tf.shape(logits)[-1],
+                                             on_value=confidence, off_value=low)
+            return upstream[..., None] * (tf.exp(log_probs) - target_distribution)
+        return losses, gradient
+    return token_losses(logits)
