@@ -28,6 +28,7 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import t2t_lite  # noqa: E402,F401  (before TensorFlow: the model's float32 kernels)
 import tensorflow as tf  # noqa: E402
 
 # d_model, d_ff (../shared/bench/peers.py's shapes)

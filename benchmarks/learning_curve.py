@@ -17,6 +17,7 @@ import argparse
 import os
 import re
 
+import t2t_lite  # noqa: F401  (before TensorFlow: the kernels t2t-decoder runs)
 import tensorflow as tf
 
 from t2t_lite.bin import common, trained_run

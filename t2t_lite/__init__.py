@@ -5,7 +5,7 @@ import platform as _platform
 __version__ = "0.1.0"
 
 # TensorFlow turns its oneDNN kernels on by default only on x86 CPUs with AVX-512
-# VNNI or newer (recent Intel Xeons). On AVX2 CPUs (AMD EPYC here) they train the
+# VNNI or newer (recent Intel Xeons). On AVX2 CPUs (a 2-core AMD EPYC) they train the
 # small Transformer 1.1x and beam-search it 1.5x faster than TensorFlow's own
 # kernels (docs/SPEED.md), so they are on wherever t2t_lite is imported before
 # TensorFlow; TF_ENABLE_ONEDNN_OPTS=0 still turns them off.
