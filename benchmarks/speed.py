@@ -16,6 +16,8 @@ every output has exactly ``--out_len`` tokens. As peers.py does, the JSON's
 ``--only`` to get that part's: ``--only beam`` builds no trainer, as
 t2t-decoder does not); ``--memory_steps N`` also trains N steps and
 reports the resident memory every 100 steps (a leak shows as growth).
+``--only score`` times the teacher-forced forward pass of the trainer's dev
+evaluation (``training=False``, every target position at once).
 ``decode_traces`` counts the beam search's traces: one for every batch shape
 (under ``xla=true`` one per decode length; this benchmark decodes two lengths).
 """
@@ -94,7 +96,7 @@ def main() -> None:
     p.add_argument("--out_len", type=common.at_least(1), default=32)
     p.add_argument("--beam", type=common.at_least(1), default=4)
     p.add_argument("--steps", type=common.at_least(1), default=3)
-    p.add_argument("--only", default="train,beam")
+    p.add_argument("--only", default="train,beam", help="comma-separated: train, beam, score")
     p.add_argument("--hparams", default="", help="overrides of transformer_SHAPE")
     p.add_argument("--memory_steps", type=common.at_least(0), default=0,
                    help="train this many steps more, reporting resident memory (0: skip)")
@@ -137,6 +139,15 @@ def main() -> None:
                     done += steps
                     resident[f"after_{done}_steps"] = resident_mb()
                 result["train"]["resident_mb"] = resident
+        if "score" in only:
+            batch = {"inputs": random_ids(rng, args.vocab, args.batch, args.src_len),
+                     "targets": random_ids(rng, args.vocab, args.batch, args.tgt_len)}
+            forward = tf.function(lambda features: model(features, training=False))
+            forward(batch)
+            seconds = best_of(lambda: [forward(batch).numpy() for _ in range(args.steps)],
+                              2) / args.steps
+            result["score"] = {"tgt_tokens_per_s": args.batch * args.tgt_len / seconds,
+                               "batch_s": seconds}
         if "beam" in only:
             search = BeamSearchDecoder(model, args.beam, 0.6, allow_eos=False,
                                        jit_compile=hparams.xla)

@@ -125,7 +125,10 @@ class MultiHeadAttention(keras.layers.Layer):
         attention dropout).
         """
         queries = queries * tf.cast(self.key_depth ** -0.5, queries.dtype)
-        logits = tf.cast(tf.matmul(queries, keys, transpose_b=True), tf.float32)
+        # An einsum, not matmul(transpose_b=True): with oneDNN on, TensorFlow's remapper
+        # fuses scale, product and a [1, 1, L, L] causal bias into one oneDNN matmul that
+        # AVX2 CPUs run with its reference kernel, 100 times slower (docs/SPEED.md).
+        logits = tf.cast(tf.einsum("bhqd,bhkd->bhqk", queries, keys), tf.float32)
         if bias is not None:
             logits += tf.cast(bias, tf.float32)  # Keras casts float call args to compute dtype
         # softmax in float32 even under mixed precision; the weights returned are those.
