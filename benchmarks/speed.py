@@ -120,9 +120,9 @@ def main() -> None:
         trainer = Trainer(experiment, TrainOptions()) if "train" in only else None
         model = trainer.model if trainer else experiment.build_model()
         result["params"] = int(sum(np.prod(v.shape) for v in model.trainable_variables))
+        batch = {"inputs": random_ids(rng, args.vocab, args.batch, args.src_len),
+                 "targets": random_ids(rng, args.vocab, args.batch, args.tgt_len)}
         if "train" in only:
-            batch = {"inputs": random_ids(rng, args.vocab, args.batch, args.src_len),
-                     "targets": random_ids(rng, args.vocab, args.batch, args.tgt_len)}
             dataset = tf.data.Dataset.from_tensors(batch).repeat()
             trainer.train_on(dataset, 1)  # trace and warm up
             seconds = best_of(lambda: trainer.train_on(dataset, args.steps), 2) / args.steps
@@ -140,8 +140,6 @@ def main() -> None:
                     resident[f"after_{done}_steps"] = resident_mb()
                 result["train"]["resident_mb"] = resident
         if "score" in only:
-            batch = {"inputs": random_ids(rng, args.vocab, args.batch, args.src_len),
-                     "targets": random_ids(rng, args.vocab, args.batch, args.tgt_len)}
             forward = tf.function(lambda features: model(features, training=False))
             forward(batch)
             seconds = best_of(lambda: [forward(batch).numpy() for _ in range(args.steps)],
