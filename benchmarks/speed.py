@@ -64,6 +64,19 @@ class RandomTokens(Problem):
         return self._vocab_size
 
 
+PARTS = ("train", "beam", "score")
+
+
+def parts(text: str) -> set[str]:
+    """--only's value: a comma-separated subset of PARTS (a misspelt part would
+    time nothing and still print a result)."""
+    chosen = set(text.split(","))
+    if not chosen <= set(PARTS):
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(sorted(chosen - set(PARTS)))} is not one of {', '.join(PARTS)}")
+    return chosen
+
+
 def best_of(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
@@ -96,7 +109,8 @@ def main() -> None:
     p.add_argument("--out_len", type=common.at_least(1), default=32)
     p.add_argument("--beam", type=common.at_least(1), default=4)
     p.add_argument("--steps", type=common.at_least(1), default=3)
-    p.add_argument("--only", default="train,beam", help="comma-separated: train, beam, score")
+    p.add_argument("--only", type=parts, default="train,beam",
+                   help=f"comma-separated, of: {', '.join(PARTS)}")
     p.add_argument("--hparams", default="", help="overrides of transformer_SHAPE")
     p.add_argument("--memory_steps", type=common.at_least(0), default=0,
                    help="train this many steps more, reporting resident memory (0: skip)")
@@ -106,7 +120,7 @@ def main() -> None:
     if args.intra_op_parallelism_threads:
         tf.config.threading.set_intra_op_parallelism_threads(args.intra_op_parallelism_threads)
     load_builtins()
-    only = set(args.only.split(","))
+    only = args.only
     rng = np.random.default_rng(0)
     hparams = registry.hparams_sets[f"transformer_{args.shape}"]()
     hparams.parse(args.hparams, source="--hparams")

@@ -127,7 +127,7 @@ class MultiHeadAttention(keras.layers.Layer):
         queries = queries * tf.cast(self.key_depth ** -0.5, queries.dtype)
         # An einsum, not matmul(transpose_b=True): with oneDNN on, TensorFlow's remapper
         # fuses scale, product and a [1, 1, L, L] causal bias into one oneDNN matmul that
-        # AVX2 CPUs run with its reference kernel, 100 times slower (docs/SPEED.md).
+        # AVX2 CPUs run with its reference kernel, about 90 times slower (docs/SPEED.md).
         logits = tf.cast(tf.einsum("bhqd,bhkd->bhqk", queries, keys), tf.float32)
         if bias is not None:
             logits += tf.cast(bias, tf.float32)  # Keras casts float call args to compute dtype

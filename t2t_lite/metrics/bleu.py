@@ -29,11 +29,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from sacrebleu.metrics import BLEU
 
 from t2t_lite.data.text_files import read_utf8_lines
+
+if TYPE_CHECKING:
+    from sacremoses import MosesTokenizer
 
 
 class BleuInputError(ValueError):
@@ -54,7 +57,7 @@ def _unicode_punctuation():
 
 
 @functools.cache
-def _moses_tokenizer(language: str):
+def _moses_tokenizer(language: str) -> MosesTokenizer:
     """One tokenizer per language: building one reads its nonbreaking-prefix list."""
     from sacremoses import MosesTokenizer
     return MosesTokenizer(lang=language)

@@ -25,7 +25,8 @@ def smoothed_cross_entropy(logits: tf.Tensor, targets: tf.Tensor,
     vocab_size = tf.shape(logits)[-1]
     confidence = 1.0 - label_smoothing
     low = label_smoothing / tf.cast(vocab_size - 1, tf.float32)
-    per_token = _smoothed_token_losses(tf.cast(logits, tf.float32), targets, confidence, low)
+    per_token = _smoothed_token_losses(tf.cast(logits, tf.float32), targets, confidence, low,
+                                       smoothed=label_smoothing > 0)
     # Entropy of the smoothed target distribution: the lowest reachable loss.
     v = tf.cast(vocab_size, tf.float32)
     floor = -(confidence * math.log(confidence)
@@ -35,7 +36,7 @@ def smoothed_cross_entropy(logits: tf.Tensor, targets: tf.Tensor,
 
 
 def _smoothed_token_losses(logits: tf.Tensor, targets: tf.Tensor, confidence: float,
-                           low: tf.Tensor) -> tf.Tensor:
+                           low: tf.Tensor, smoothed: bool) -> tf.Tensor:
     """-sum_v q_v log p_v for each token, q the smoothed target distribution, with its
     gradient p - q written out (q sums to 1): built once in the backward pass and
     not kept from the forward one. Autodiff of the gather of the true token's
@@ -44,8 +45,9 @@ def _smoothed_token_losses(logits: tf.Tensor, targets: tf.Tensor, confidence: fl
     @tf.custom_gradient
     def token_losses(logits: tf.Tensor) -> tuple[tf.Tensor, Any]:
         log_probs = tf.nn.log_softmax(logits, axis=-1)
-        losses = (-(confidence - low) * tf.gather(log_probs, targets, batch_dims=2)
-                  - low * tf.reduce_sum(log_probs, -1))
+        losses = -(confidence - low) * tf.gather(log_probs, targets, batch_dims=2)
+        if smoothed:  # low is 0 otherwise: no [..., V] sum in the step
+            losses -= low * tf.reduce_sum(log_probs, -1)
 
         def gradient(upstream: tf.Tensor) -> tf.Tensor:
             target_distribution = tf.one_hot(targets, tf.shape(logits)[-1],
