@@ -95,6 +95,7 @@ class Trainer:
             options.keep_checkpoint_every_n_hours)
         self._train_fn = None
         self._eval_fn = None
+        self._agree_fn = None
         self._deadline: float | None = None  # of --train_minutes, while training
         # Time in training steps (the first step of a run, which traces, left out).
         self.steady_seconds = 0.0
@@ -118,9 +119,15 @@ class Trainer:
         (save now, time is up) must be the same on all, or their collectives hang."""
         if num_workers(self.strategy) == 1:
             return list(flags)
-        local = tf.constant([float(flag) for flag in flags])
-        summed = self.strategy.reduce(SUM, self.strategy.run(lambda: tf.identity(local)),
-                                      axis=None)
+        if self._agree_fn is None:
+            # Traced once: run eagerly, the strategy dispatches the all-reduce to a
+            # thread per replica every step (two workers: 22 against 7 ms a step).
+            @tf.function
+            def sum_over_workers(local: tf.Tensor) -> tf.Tensor:
+                return self.strategy.reduce(SUM, self.strategy.run(tf.identity, args=(local,)),
+                                            axis=None)
+            self._agree_fn = sum_over_workers
+        summed = self._agree_fn(tf.constant([float(flag) for flag in flags]))
         return [bool(x > 0) for x in summed.numpy()]
 
     def _writer(self, name: str) -> tf.summary.SummaryWriter:
