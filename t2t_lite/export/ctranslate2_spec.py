@@ -240,21 +240,28 @@ def ctranslate2_search(translator: Any, source: TextEncoder, target: TextEncoder
     return search
 
 
-def translate_lines(translator: Any, encoder: TextEncoder, lines: list[str], *,
-                    beam_size: int = 4, length_penalty: float = 0.0, extra_length: int = 50,
-                    max_input_length: int = 0, batch_size: int = 32,
-                    target_encoder: TextEncoder | None = None) -> list[str]:
-    """One output line per input line through ``translator``, orchestrated as
-    t2t-decoder does (``decode_lines``: stripping, truncation at ``max_input_length``,
-    EOS, batches longest first, each decoding up to its longest input plus
-    ``extra_length`` tokens). ``length_penalty`` is CTranslate2's: docs/EXPORT.md
-    says where it and our ``alpha`` agree."""
+def ctranslate2_decoding(translator: Any, encoder: TextEncoder, *, beam_size: int = 4,
+                         length_penalty: float = 0.0, extra_length: int = 50,
+                         max_input_length: int = 0, batch_size: int = 32,
+                         target_encoder: TextEncoder | None = None) -> Decoding:
+    """``translator`` as a t2t-decoder ``Decoding``: lines go through it as through
+    t2t-decoder (``decode_lines``, ``decode_from_file``: stripping, truncation at
+    ``max_input_length``, EOS, batches longest first, each decoding up to its longest
+    input plus ``extra_length`` tokens). ``length_penalty`` is CTranslate2's:
+    docs/EXPORT.md says where it and our ``alpha`` agree."""
     target_encoder = target_encoder or encoder
     search = ctranslate2_search(translator, encoder, target_encoder, beam_size,
                                 length_penalty)
     settings = DecodeSettings(  # checked as --decode_hparams are; CTranslate2 runs no XLA
         **decode_hparams(f"beam_size={beam_size},extra_length={extra_length},"
                          f"batch_size={batch_size},max_input_length={max_input_length}",
-                         source="translate_lines").values(), xla=False)
+                         source="ctranslate2_decoding").values(), xla=False)
     rules = InputRules(max_input_length, max_positions=None)
-    return decode_lines(lines, Decoding(search, settings, rules, encoder, target_encoder))
+    return Decoding(search, settings, rules, encoder, target_encoder)
+
+
+def translate_lines(translator: Any, encoder: TextEncoder, lines: list[str],
+                    **options: Any) -> list[str]:
+    """One output line per input line through ``translator``; ``options`` are
+    ``ctranslate2_decoding``'s."""
+    return decode_lines(lines, ctranslate2_decoding(translator, encoder, **options))
