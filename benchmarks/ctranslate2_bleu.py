@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
                            length_penalty=penalty, extra_length=settings.extra_length,
                            batch_size=settings.batch_size,
                            target_encoder=encoders["targets"]))
-            del translator
+            del translator  # its memory back before the next compute type loads
 
 
 if __name__ == "__main__":
