@@ -2,7 +2,8 @@
 
 Model keys (see ``t2t_lite/models/recurrent.py``): hidden_size (cells per
 layer), embedding_size, num_encoder_layers, num_decoder_layers, dropout,
-reverse_source, shared_embedding, initializer, initializer_gain. Attention
+reverse_source, shared_embedding, shared_embedding_and_softmax_weights,
+initializer, initializer_gain. Attention
 models add attention_size (the concat score's depth; 0 = hidden_size),
 attention_score ("dot", "general", "concat"), attention_scope ("global",
 "local_m", "local_p"), attention_window (D), input_feeding (Luong) and
@@ -37,6 +38,7 @@ def lstm_base() -> HParams:
         dropout=fraction(0.0),
         reverse_source=True,
         shared_embedding=False,
+        shared_embedding_and_softmax_weights=False,
         initializer=one_of(*INITIALIZERS),
         initializer_gain=positive(0.1),
     )

@@ -34,6 +34,8 @@ CONFIGS = [
     (LUONG, "attention_score=dot,input_feeding=false"),
     (LUONG, "attention_score=concat,input_feeding=false,attention_scope=local_m"),
     (LUONG, "attention_score=general,attention_scope=local_p,reverse_source=false"),
+    (LUONG, "attention_score=concat,embedding_size=8,shared_embedding=true,"
+            "shared_embedding_and_softmax_weights=true"),
 ]
 IDS = [f"{model.removeprefix('lstm_seq2seq')}[{over}]" for model, over in CONFIGS]
 
@@ -144,6 +146,25 @@ def test_attention_weights_are_over_the_input_positions(name, overrides):
                                    atol=1e-6)
 
 
+@pytest.mark.parametrize("name, overrides", [
+    (SEQ2SEQ, "hidden_size=6"), (BAHDANAU, "maxout_units=6,reverse_source=false"),
+    (LUONG, "hidden_size=6")])
+def test_a_tied_softmax_is_the_target_embedding(name, overrides):
+    """No softmax weights of its own, and the embedding of a token the batch never
+    reads (11) learns from the softmax alone."""
+    features = {"inputs": INPUTS, "targets": TARGETS}
+    gradients = {}
+    for tied in (False, True):
+        model = make_model(name, f"{overrides},shared_embedding_and_softmax_weights={tied}")
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                TARGETS, model(features)))
+        embedding = model.target_embedding.embeddings
+        gradients[tied] = tf.convert_to_tensor(tape.gradient(loss, embedding)).numpy()
+        assert any("softmax" in v.path for v in model.trainable_variables) != tied
+    assert np.all(gradients[False][11] == 0.0) and np.any(gradients[True][11] != 0.0)
+
+
 def test_sutskever_model_has_no_attention_weights():
     with pytest.raises(NoAttentionError, match="lstm_seq2seq has no attention"):
         make_model(SEQ2SEQ).attention_weights({"inputs": INPUTS, "targets": TARGETS})
@@ -153,6 +174,8 @@ def test_sutskever_model_has_no_attention_weights():
     (LUONG, transformer_tiny(), "needs hparams embedding_size"),
     ("transformer", small_hparams(), "needs hparams filter_size"),
     (SEQ2SEQ, small_hparams("num_decoder_layers=3"), "num_encoder_layers == num_decoder_layers"),
+    (LUONG, small_hparams("shared_embedding_and_softmax_weights=true"),
+     r"softmax's input, 8 wide here \(hidden_size.*to be embedding_size wide \(6\)"),
 ])
 def test_mismatched_hparams_are_refused_with_the_missing_keys(name, hparams, message):
     with pytest.raises(ValueError, match=message):

@@ -6,8 +6,10 @@ hidden_size (LSTM cells per layer), embedding_size, num_encoder_layers,
 num_decoder_layers, dropout (on non-recurrent connections: embeddings, between
 layers, before the softmax), reverse_source (Sutskever et al.'s reversed
 source sentence), shared_embedding (one matrix for source and target
-embeddings; the problems' vocabularies are joint), initializer ("uniform" or
-"keras") and initializer_gain (the uniform range).
+embeddings; the problems' vocabularies are joint),
+shared_embedding_and_softmax_weights (the softmax is the transposed target
+embedding, as in the Transformer: its input depth must be embedding_size),
+initializer ("uniform" or "keras") and initializer_gain (the uniform range).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
+from t2t_lite.layers.projection import project
 from t2t_lite.layers.recurrent import LSTMState, make_initializers, reverse_source
 from t2t_lite.models.base import Seq2SeqModel, repeat_for_beams, shift_right
 from t2t_lite.registry import snake_case
@@ -61,13 +64,34 @@ def states_from_dict(state: dict[str, tf.Tensor], num_layers: int) -> list[LSTMS
     return [(state[f"layer_{i}/h"], state[f"layer_{i}/c"]) for i in range(num_layers)]
 
 
+class TiedSoftmax:
+    """The softmax layer as the transposed target embedding (Press & Wolf 2017;
+    T2T's shared_embedding_and_softmax_weights): logits = x E^T, no weights of its
+    own. A plain object, so Keras tracks the embedding once, under its own name."""
+
+    def __init__(self, embedding: keras.layers.Embedding):
+        self.embedding = embedding
+
+    def build(self, input_shape: tuple) -> None:
+        depth, embedding_size = input_shape[-1], self.embedding.output_dim
+        if depth != embedding_size:
+            raise ValueError(
+                f"shared_embedding_and_softmax_weights=true needs the softmax's input, "
+                f"{depth} wide here (hidden_size; maxout_units in the Bahdanau model), "
+                f"to be embedding_size wide ({embedding_size}): make them equal")
+
+    def __call__(self, x: tf.Tensor) -> tf.Tensor:
+        return project(x, self.embedding.embeddings, transpose_kernel=True)
+
+
 class RecurrentSeq2Seq(Seq2SeqModel):
     """Embeddings, source handling and the softmax of the RNN models."""
 
     # reverse_source too: weights trained on a reversed source mean nothing on the
     # source in order.
     architecture_hparams = ("hidden_size", "embedding_size", "num_encoder_layers",
-                            "num_decoder_layers", "shared_embedding", "reverse_source")
+                            "num_decoder_layers", "shared_embedding",
+                            "shared_embedding_and_softmax_weights", "reverse_source")
     required_hparams = ("dropout", "initializer", "initializer_gain")
 
     def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
@@ -80,8 +104,10 @@ class RecurrentSeq2Seq(Seq2SeqModel):
             keras.layers.Embedding(vocab_size, hparams.embedding_size,
                                    name="target_embedding", **embedding))
         self.output_dropout = keras.layers.Dropout(hparams.dropout)
-        self.softmax = keras.layers.Dense(vocab_size, name="softmax",
-                                          **self.initializers.dense_kwargs())
+        self.softmax = (TiedSoftmax(self.target_embedding)
+                        if hparams.shared_embedding_and_softmax_weights else
+                        keras.layers.Dense(vocab_size, name="softmax",
+                                           **self.initializers.dense_kwargs()))
 
     def check_layers_match(self) -> None:
         """For models whose decoder layers start from the encoder layers' final states."""
@@ -98,7 +124,8 @@ class RecurrentSeq2Seq(Seq2SeqModel):
         hypothesis (no cache to size)."""
         return repeat_for_beams(encoded, beam_size)
 
-    def build_layers(self, layers_and_depths: list[tuple[keras.layers.Layer, int]]) -> None:
+    def build_layers(self, layers_and_depths: list[tuple[keras.layers.Layer | TiedSoftmax, int]]
+                     ) -> None:
         """Creates every variable now (decoding may come before any ``call``):
         the embeddings and each (layer, input depth) given."""
         for embedding in (self.source_embedding, self.target_embedding):
