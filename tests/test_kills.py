@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 from cli_helpers import COMMON, USR_DIR, train_tiny
-from t2t_lite.bin import t2t_trainer
+from t2t_lite.bin import t2t_datagen, t2t_trainer
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +137,8 @@ class KilledReverseBinary(AlgorithmicReverseBinary40):
 
 
 @pytest.mark.slow
-def test_a_killed_datagen_run_again_writes_each_shard_once_and_whole(tmp_path):
+def test_a_killed_datagen_run_again_writes_each_shard_once_and_whole(tmp_path,
+                                                                     usr_dir_import):
     """Killed in the middle of train, then of dev, then of test, and run again each
     time: the shards that look complete always are, and the data at the end is
     the data of a run never killed, example for example (none twice, none lost)."""
@@ -164,7 +165,8 @@ def test_a_killed_datagen_run_again_writes_each_shard_once_and_whole(tmp_path):
                 if "-of-" in name and not name.endswith(".incomplete")}
 
     clean, killed = tmp_path / "clean", tmp_path / "killed"
-    assert datagen(clean) == 0
+    usr_dir_import(str(usr_dir))  # the run never killed: in this process, a start less
+    assert t2t_datagen.main([problem, f"--data_dir={clean}"]) == 0
     expected = complete_shards(clean)
     assert len(expected) == 12  # 10 train shards, one dev, one test
     for split, done_before in (("train", 0), ("dev", 10), ("test", 11)):

@@ -105,7 +105,10 @@ def stepwise_argmax(model, input_row, max_length):
     return ids
 
 
-@pytest.mark.parametrize("name, overrides", CONFIGS[1::2] + CONFIGS[2:3], ids=IDS[1::2] + IDS[2:3])
+# Every other config, Bahdanau's, not the tied softmax's (the suite's time: its
+# logits are checked by the teacher-forcing test above).
+@pytest.mark.parametrize("name, overrides", CONFIGS[1:7:2] + CONFIGS[2:3],
+                         ids=IDS[1:7:2] + IDS[2:3])
 def test_beam_of_one_is_greedy_and_beam_scores_are_the_models_log_probs(name, overrides):
     model = make_model(name, overrides)
     greedy, _ = BeamSearchDecoder(model, beam_size=1, alpha=0.0)(INPUTS, 7)
@@ -259,7 +262,7 @@ def test_local_m_over_a_reversed_source_centres_on_the_sentence_position():
         assert weights[t].sum() == pytest.approx(1.0, abs=1e-5)
 
 
-PRECISION_CONFIGS = CONFIGS[:1] + CONFIGS[2:4] + CONFIGS[5:] + [
+PRECISION_CONFIGS = CONFIGS[:1] + CONFIGS[2:4] + CONFIGS[5:7] + [
     ("transformer", "num_encoder_layers=1,num_decoder_layers=1,hidden_size=8,filter_size=8,num_heads=2")]
 
 
