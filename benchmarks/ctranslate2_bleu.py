@@ -30,6 +30,7 @@ from sweep_decode import floats, headline
 
 from t2t_lite.bin import common, trained_run
 from t2t_lite.decoding import decoder
+from t2t_lite.decoding.factory import Decoding
 from t2t_lite.export.ctranslate2_spec import ctranslate2_decoding, export_ctranslate2
 from t2t_lite.metrics.scoring import score_decodes
 
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"checkpoint {checkpoint}\n| route | {args.score_line or 'score'} | seconds "
           "| sentences/s |\n| --- | --- | --- | --- |", flush=True)
 
-    def report(route: str, decoding) -> None:
+    def report(route: str, decoding: Decoding) -> None:
         with tempfile.TemporaryDirectory() as scratch:
             for _ in range(2):  # the second decode is timed: the first traces ours
                 started = time.perf_counter()
