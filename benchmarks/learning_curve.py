@@ -1,9 +1,12 @@
-"""BLEU of single checkpoints against training minutes: the table users need to pick
-a training budget.
+"""The score of single checkpoints against training minutes: the table users need to
+pick a training budget.
 
     python benchmarks/learning_curve.py --output_dir=runs/wu_ende/train \\
         --source=runs/wu_ende/eval/translate_ende_multi30k.test.en \\
         --reference=runs/wu_ende/eval/translate_ende_multi30k.test.de --points=8
+
+The columns are report lines of the problem's metric (--score_lines): BLEU's
+four by default, the metric's headline (EVALB F1 for parsing) otherwise.
 
 Decodes every checkpoint of ``--steps`` (default: ``--points`` checkpoints spread
 evenly, the last included) in one process, as ``t2t-decoder --checkpoint_path``
@@ -15,7 +18,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
+
+from sweep_decode import NUMBER, headline
 
 import t2t_lite  # noqa: F401  (before TensorFlow: the kernels t2t-decoder runs)
 import tensorflow as tf
@@ -25,8 +29,8 @@ from t2t_lite.decoding import decoder
 from t2t_lite.metrics.scoring import score_decodes
 from t2t_lite.training.checkpoints import restore_model
 
-SCORE_LINE = re.compile(r"^(sacreBLEU \(cased\)|sacreBLEU \(lowercased\)|tokenized BLEU "
-                        r"\(paper\)|tokenized BLEU \(lowercased\)):\s+([0-9.]+)", re.M)
+BLEU_LINES = ("tokenized BLEU (lowercased)", "tokenized BLEU (paper)", "sacreBLEU (lowercased)",
+              "sacreBLEU (cased)")
 
 
 def checkpoints(output_dir: str) -> dict[int, str]:
@@ -53,6 +57,9 @@ def main() -> None:
     parser.add_argument("--points", type=common.at_least(1), default=8)
     parser.add_argument("--steps", default="", help="comma-separated steps (default: spread)")
     parser.add_argument("--decode_hparams", default="beam_size=4,alpha=0.6,batch_size=64")
+    parser.add_argument("--score_lines", default=None,
+                        help="comma-separated report lines to tabulate (default: BLEU's "
+                             "four for translation, the metric's headline otherwise)")
     parser.add_argument("--decodes_dir", default="",
                         help="where each checkpoint's decode goes (default: OUTPUT_DIR.curve; "
                              "no command writes inside a run folder)")
@@ -69,9 +76,10 @@ def main() -> None:
     steps = ([int(s) for s in args.steps.split(",")] if args.steps
              else spread(sorted(by_step), args.points))
     start = os.path.getmtime(os.path.join(args.output_dir, "hparams.json"))
-    print("| step | minutes | tokenized BLEU lowercased | tokenized BLEU cased "
-          "| sacreBLEU lowercased | sacreBLEU cased |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    if args.score_lines is not None:
+        labels = args.score_lines.split(",")
+    else:
+        labels = list(BLEU_LINES) if run.experiment.problem.eval_metric == "bleu" else [""]
     for step in steps:
         path = by_step[step]
         minutes = (os.path.getmtime(path + ".index") - start) / 60.0
@@ -80,11 +88,13 @@ def main() -> None:
         with run.paths.output_file("--decodes_dir", decoded) as output_path:
             outputs, references = decoder.decode_from_file(
                 args.source, output_path, decoding, reference_path=args.reference)
-        report = "\n".join(score_decodes(run.experiment.problem, outputs, references))
-        scores = dict(SCORE_LINE.findall(report))
-        print(f"| {step} | {minutes:.0f} | {scores['tokenized BLEU (lowercased)']} | "
-              f"{scores['tokenized BLEU (paper)']} | "
-              f"{scores['sacreBLEU (lowercased)']} | {scores['sacreBLEU (cased)']} |", flush=True)
+        report = score_decodes(run.experiment.problem, outputs, references)
+        if step == steps[0]:  # the headline's name is the text before its figure ("F1")
+            headers = [label or NUMBER.split(report[0])[0].strip() for label in labels]
+            print("| step | minutes | " + " | ".join(headers) + " |")
+            print("| --- | --- |" + " --- |" * len(headers))
+        scores = [f"{headline(report, label):.2f}" for label in labels]
+        print(f"| {step} | {minutes:.0f} | " + " | ".join(scores) + " |", flush=True)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,11 @@ def headline(report: list[str], label: str) -> float:
     if not lines:
         raise SystemExit(f"no report line starts with {label!r}; the report was:\n"
                          + "\n".join(report))
-    return float(NUMBER.search(lines[0][len(label):]).group())
+    number = NUMBER.search(lines[0][len(label):])
+    if not number:
+        raise SystemExit(f"no figure on the report line {lines[0]!r}; name the line to rank "
+                         "by with --score_line")
+    return float(number.group())
 
 
 def floats(text: str) -> list[float]:

@@ -1,4 +1,6 @@
 """Decodes are scored by the metric their problem names (t2t_lite/metrics/scoring.py)."""
+import re
+
 import pytest
 
 from t2t_lite.data.problem import Problem
@@ -48,3 +50,18 @@ def test_algorithmic_problems_count_whole_sequences():
         "sequence accuracy 50.00% (2/4)"]
     with pytest.raises(ValueError, match="3 hypotheses but 2 references"):
         sequence_accuracy(["1", "0", "1"], ["1", "0"])
+
+
+@pytest.mark.parametrize("metric, hypotheses, references, figure", [
+    ("bleu", ["a dog runs in the park"], ["a dog runs in the park"], 100.0),
+    ("evalb", ["(S (NP (DT the) (NN dog)) (VP (VBZ barks)))"],
+     ["(S (NP (DT the) (NN dog)) (VP (VBZ barks)))"], 100.0),
+    ("evalb", ["(S (DT the) (NN dog) (VBZ barks))"],
+     ["(S (NP (DT the) (NN dog)) (VP (VBZ barks)))"], 50.0),
+    ("sequence_accuracy", ["1 0", "1"], ["1 0", "0"], 50.0),
+])
+def test_each_report_starts_with_its_headline_figure(metric, hypotheses, references, figure):
+    """What sweeps, learning curves and the CTranslate2 benchmark rank by when no line is
+    named (benchmarks/sweep_decode.py's headline): the first number of the first line."""
+    first = metrics[metric](hypotheses, references)[0]
+    assert float(re.search(r"\d+\.\d+", first).group()) == pytest.approx(figure, abs=0.01)

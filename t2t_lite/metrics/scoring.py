@@ -36,10 +36,13 @@ def bleu(hypotheses: list[str], references: list[str], language: str = "de") -> 
 
 @register_metric("evalb")
 def evalb_report(hypotheses: list[str], references: list[str]) -> list[str]:
-    """The EVALB (COLLINS.prm) report of tree lines against gold tree lines."""
+    """The EVALB (COLLINS.prm) report of tree lines against gold tree lines, after a
+    headline (F1 of all sentences): EVALB's own report starts with a section title."""
     gold = [parse_tree_line(line, "references", n) for n, line in enumerate(references, 1)]
     test = [parse_tree_line(line, "hypotheses", n) for n, line in enumerate(hypotheses, 1)]
-    return format_report(evalb(gold, test)).splitlines()
+    result = evalb(gold, test)
+    return ([f"F1 {result.all.f1:.2f} (EVALB, COLLINS.prm; {result.all.sentences} sentences)"]
+            + format_report(result).splitlines())
 
 
 @register_metric("sequence_accuracy")
