@@ -49,13 +49,21 @@ def spread(steps: list[int], points: int) -> list[int]:
     return sorted({steps[round(i * (len(steps) - 1) / (points - 1))] for i in range(points)})
 
 
+def step_list(text: str) -> list[int]:
+    try:
+        return [int(step) for step in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of steps")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     common.add_registry_flags(parser)  # --output_dir: the training folder
     parser.add_argument("--source", required=True)
     parser.add_argument("--reference", required=True)
     parser.add_argument("--points", type=common.at_least(1), default=8)
-    parser.add_argument("--steps", default="", help="comma-separated steps (default: spread)")
+    parser.add_argument("--steps", type=step_list, default=[],
+                        help="comma-separated steps (default: spread)")
     parser.add_argument("--decode_hparams", default="beam_size=4,alpha=0.6,batch_size=64")
     parser.add_argument("--score_lines", default=None,
                         help="comma-separated report lines to tabulate (default: BLEU's "
@@ -73,8 +81,11 @@ def main() -> None:
     decoding = run.decoding(model, run.decode_settings(args.decode_hparams))
     decodes_dir = args.decodes_dir or args.output_dir.rstrip("/") + ".curve"
     by_step = checkpoints(args.output_dir)
-    steps = ([int(s) for s in args.steps.split(",")] if args.steps
-             else spread(sorted(by_step), args.points))
+    steps = args.steps or spread(sorted(by_step), args.points)
+    missing = sorted(set(steps) - set(by_step))
+    if missing:
+        raise SystemExit(f"--steps: no checkpoint of step {', '.join(map(str, missing))} in "
+                         f"{args.output_dir}; it has steps {', '.join(map(str, sorted(by_step)))}")
     start = os.path.getmtime(os.path.join(args.output_dir, "hparams.json"))
     if args.score_lines is not None:
         labels = args.score_lines.split(",")
