@@ -5,7 +5,8 @@
 # overrides in HPARAMS, if any; a checkpoint every SAVE_STEPS steps, default
 # 500), average the last AVERAGE (default 5) checkpoints, decode
 # EVAL_SPLIT with beam search and print the problem's score
-# (BLEU for translation, EVALB F1 for parsing) and the wall time. SEED
+# (BLEU for translation, EVALB F1 for parsing) and the wall time. MODEL
+# (default transformer) trains another registered model, e.g. an RNN. SEED
 # (t2t-trainer's --seed, default 1234) gives the seed spread. Used by
 # translate_multi30k.sh and parse_ptb_sample.sh, which set the variables.
 # (RAW_DIR, not TMP: Python's tempfile would write its temporary files into TMP.)
@@ -18,13 +19,14 @@ DECODE=${DECODE:-batch_size=32}
 SAVE_STEPS=${SAVE_STEPS:-500}
 AVERAGE=${AVERAGE:-5}
 HPARAMS=${HPARAMS:-}
+MODEL=${MODEL:-transformer}
 SEED=${SEED:-1234}
 start=$(date +%s)
 
 read -r src ref < <(t2t-datagen --problem="$PROBLEM" --data_dir="$ROOT/data" \
     --tmp_dir="$RAW_DIR" --eval_files_dir="$ROOT/eval" --eval_split="$EVAL_SPLIT" |
     awk '/^eval files:/ {print $3, $4}')
-t2t-trainer --problem="$PROBLEM" --model=transformer --hparams_set="$HPARAMS_SET" \
+t2t-trainer --problem="$PROBLEM" --model="$MODEL" --hparams_set="$HPARAMS_SET" \
     --hparams="$HPARAMS" --seed="$SEED" \
     --data_dir="$ROOT/data" --output_dir="$ROOT/train" --train_steps="$TRAIN_STEPS" \
     --train_minutes="$MINUTES" --save_checkpoints_steps="$SAVE_STEPS" --keep_checkpoint_max=60 \
