@@ -37,8 +37,8 @@ def headline(report: list[str], label: str) -> float:
                          + "\n".join(report))
     number = NUMBER.search(lines[0][len(label):])
     if not number:
-        raise SystemExit(f"no figure on the report line {lines[0]!r}; name the line to rank "
-                         "by with --score_line")
+        raise SystemExit(f"no figure on the report line {lines[0]!r}; name a line that "
+                         "has one (--score_line, or learning_curve.py's --score_lines)")
     return float(number.group())
 
 
