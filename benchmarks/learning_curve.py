@@ -91,7 +91,7 @@ def main() -> None:
         labels = args.score_lines.split(",")
     else:
         labels = list(BLEU_LINES) if run.experiment.problem.eval_metric == "bleu" else [""]
-    for step in steps:
+    for index, step in enumerate(steps):
         path = by_step[step]
         minutes = (os.path.getmtime(path + ".index") - start) / 60.0
         restore_model(model, args.output_dir, path)
@@ -100,7 +100,7 @@ def main() -> None:
             outputs, references = decoder.decode_from_file(
                 args.source, output_path, decoding, reference_path=args.reference)
         report = score_decodes(run.experiment.problem, outputs, references)
-        if step == steps[0]:  # the headline's name is the text before its figure ("F1")
+        if index == 0:  # the headline's name is the text before its figure ("F1")
             headers = [label or NUMBER.split(report[0])[0].strip() for label in labels]
             print("| step | minutes | " + " | ".join(headers) + " |")
             print("| --- | --- |" + " --- |" * len(headers))
