@@ -64,7 +64,9 @@ def main() -> None:
     parser.add_argument("--points", type=common.at_least(1), default=8)
     parser.add_argument("--steps", type=step_list, default=[],
                         help="comma-separated steps (default: spread)")
-    parser.add_argument("--decode_hparams", default="beam_size=4,alpha=0.6,batch_size=64")
+    parser.add_argument("--decode_hparams", default="batch_size=64",
+                        help="as t2t-decoder's: the problem's own settings (a parser's beam "
+                             "21, alpha 0.3) unless named here")
     parser.add_argument("--score_lines", default=None,
                         help="comma-separated report lines to tabulate (default: BLEU's "
                              "four for translation, the metric's headline otherwise)")
