@@ -151,3 +151,11 @@ def test_bad_arguments_are_refused():
         batch_examples(_dataset(_examples(2)), 0, 0, training=False)
     with pytest.raises(ValueError, match="max_length"):
         batch_examples(_dataset(_examples(2)), 10, -1, training=False)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_pipelines_run_without_autotuning(training):
+    # Deleting an autotuned iterator waits out the autotuner's pause, up to a minute
+    # (t2t_lite/data/no_autotune.py): no training or evaluation may pay it.
+    dataset = batch_examples(_dataset(_examples(4)), 100, 30, training=training)
+    assert dataset.options().autotune.enabled is False

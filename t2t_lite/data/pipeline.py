@@ -16,6 +16,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import PAD_ID
+from t2t_lite.data.no_autotune import without_autotuning
 from t2t_lite.data.word_dropout import Augment
 
 _MIN_BUCKET_LENGTH = 8
@@ -74,4 +75,4 @@ def batch_examples(dataset: tf.data.Dataset, batch_size_tokens: int, max_length:
         bucket_batch_sizes=[max(1, batch_size_tokens // upper) for upper in uppers],
         padding_values=PAD_ID,
         pad_to_bucket_boundary=False)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return without_autotuning(dataset.prefetch(tf.data.AUTOTUNE))

@@ -26,6 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import NUM_RESERVED_IDS
+from t2t_lite.data.no_autotune import without_autotuning
 
 # (example, seed int64[2]) -> example: a training-time change of one example.
 Augment = Callable[[dict[str, tf.Tensor], tf.Tensor], dict[str, tf.Tensor]]
@@ -46,7 +47,8 @@ def unk_probabilities(counts: np.ndarray, alpha: float, unk_id: int) -> np.ndarr
 def input_token_counts(dataset: tf.data.Dataset, vocab_size: int) -> np.ndarray:
     """int64[V]: how often each id occurs in the ``inputs`` of ``dataset``'s examples."""
     counts = np.zeros(vocab_size, dtype=np.int64)
-    for inputs in dataset.map(lambda example: example["inputs"]).as_numpy_iterator():
+    inputs_only = without_autotuning(dataset.map(lambda example: example["inputs"]))
+    for inputs in inputs_only.as_numpy_iterator():
         counts += np.bincount(inputs, minlength=vocab_size)[:vocab_size]
     return counts
 
