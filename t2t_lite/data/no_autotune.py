@@ -13,9 +13,10 @@ def without_autotuning(dataset: tf.data.Dataset) -> tf.data.Dataset:
     12 s in two tries of four, 0.24-0.29 s in the others, and 0.23-0.32 s every
     time with autotuning off (benchmarks/iterator_deletion.py). A finished
     training run could wait up to a minute for nothing, and the test suite lost
-    minutes to it (whenever Python's garbage collector freed an old iterator). Without it, each parallel stage keeps its initial
-    min(16, cores) workers and the prefetch buffer still grows on its own: our
-    pipelines cost far less than the steps they feed.
+    minutes to it (whenever Python's garbage collector freed an old iterator).
+    Without it, each parallel stage keeps its initial min(16, cores) workers and
+    the prefetch buffer still grows on its own: our pipelines cost far less than
+    the steps they feed.
     """
     options = tf.data.Options()
     options.autotune.enabled = False
