@@ -3,10 +3,11 @@ next-token predictions fail, before any search.
 
     python benchmarks/token_accuracy.py --output_dir=runs/lstm_full/avg --split=dev
 
-The kinds are read from the vocabulary: an opening bracket with its label
-("(NP"), a closing bracket (")"), and everything else (words, or the "XX" of an
-unlexicalised tree; in translation, every token). Prints one Markdown row per
-kind: tokens, share of the split, accuracy.
+For a parser (a problem scored by EVALB) the kinds are read from the
+vocabulary: an opening bracket with its label ("(NP"), a closing bracket (")"),
+and everything else (words, or the "XX" of an unlexicalised tree); any other
+problem has one kind, so that a "(" of a translation is not counted as a label.
+Prints one Markdown row per kind: tokens, share of the split, accuracy.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from t2t_lite.data.pipeline import batch_examples
 from t2t_lite.training.checkpoints import restore_model
 
 
-def token_kind(token: str) -> str:
+def tree_token_kind(token: str) -> str:
     if token == ")":
         return "closing bracket"
     return "opening bracket + label" if token.startswith("(") else "word or other"
@@ -40,7 +41,9 @@ def main() -> None:
     model = experiment.build_model()
     restore_model(model, args.output_dir)
     encoder = experiment.problem.feature_encoders(experiment.data_dir)["targets"]
-    kinds = [token_kind(encoder.decode([i])) for i in range(encoder.vocab_size)]
+    is_parser = experiment.problem.eval_metric == "evalb"
+    kinds = [tree_token_kind(encoder.decode([i])) if is_parser else "token"
+             for i in range(encoder.vocab_size)]
     batches = batch_examples(experiment.problem.dataset(args.split, experiment.data_dir),
                              experiment.hparams.batch_size, experiment.hparams.max_length,
                              training=False)
