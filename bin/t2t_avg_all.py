@@ -15,8 +15,6 @@ from typing import Sequence
 from t2t_lite import output_paths
 from t2t_lite.bin import common
 
-from t2t_lite.training import averaging
-
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = common.CommandParser(prog="t2t-avg-all", description=__doc__.split("\n")[0])
@@ -40,6 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def average(argv: Sequence[str] | None) -> int:
     args = _parse_args(argv)
+    # Imported after the flags: it imports TensorFlow, which must start quietly.
+    from t2t_lite.training import averaging
     paths = output_paths.Paths("t2t-avg-all")
     paths.input_folder("--model_dir", args.model_dir, must_exist=True)
     # An earlier average of the same model dir is this command's own, to replace.

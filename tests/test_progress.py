@@ -57,6 +57,26 @@ def test_tensorflow_starts_quietly(tmp_path):
     assert not [line for line in failing.stderr.splitlines() if line[:5] in ("I0000", "E0000")]
 
 
+def test_no_command_imports_tensorflow_before_its_flags():
+    """start_tensorflow keeps TensorFlow's start-up lines quiet only when it is what
+    imports TensorFlow; a command whose module imports it on load (t2t-avg-all did)
+    printed them all. Every installed t2t-* command, loaded in a fresh process."""
+    script = (
+        "import importlib, sys\n"
+        "from importlib.metadata import entry_points\n"
+        "modules = sorted({e.value.split(':')[0] for e in entry_points(group='console_scripts')\n"
+        "                  if e.value.startswith('t2t_lite.bin.')})\n"
+        "for module in modules:\n"
+        "    importlib.import_module(module)\n"
+        "    if 'tensorflow' in sys.modules:\n"
+        "        sys.exit(f'{module} imports tensorflow when loaded')\n"
+        "print(len(modules))\n")
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300)
+    assert loaded.returncode == 0, loaded.stderr[-2000:]
+    assert int(loaded.stdout) >= 8  # every t2t-* command was loaded
+
+
 def test_checkpoints_log_no_tensorflow_info_at_default_verbosity(tmp_path, caplog):
     """TensorFlow logs "Sharding callback duration" at INFO on every save; the
     commands log at INFO, so at verbosity 0 that line must not reach their log."""
