@@ -8,6 +8,11 @@ vocabulary: an opening bracket with its label ("(NP"), a closing bracket (")"),
 and everything else (words, or the "XX" of an unlexicalised tree); any other
 problem has one kind, so that a "(" of a translation is not counted as a label.
 Prints one Markdown row per kind: tokens, share of the split, accuracy.
+
+A parser's rows also give the accuracy of the decision its constrained decoding
+takes: there a word slot may hold only the next input word, scored with the
+model's whole word mass, so what counts is whether the model puts more mass on
+"a word now" than on any one bracket, not which word it would spell.
 """
 from __future__ import annotations
 
@@ -23,10 +28,25 @@ from t2t_lite.data.pipeline import batch_examples
 from t2t_lite.training.checkpoints import restore_model
 
 
+WORD_KIND = "word or other"
+
+
 def tree_token_kind(token: str) -> str:
     if token == ")":
         return "closing bracket"
-    return "opening bracket + label" if token.startswith("(") else "word or other"
+    return "opening bracket + label" if token.startswith("(") else WORD_KIND
+
+
+def word_mass_decisions(logits: np.ndarray, targets: np.ndarray,
+                        is_word: np.ndarray) -> np.ndarray:
+    """bool [B, T]: whether the model's best choice is the target's when every word
+    id is one choice ("a word"), with the summed probability of all of them."""
+    probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    probs /= probs.sum(axis=-1, keepdims=True)
+    word_mass = probs[..., is_word].sum(axis=-1)
+    others = np.where(is_word, 0.0, probs)
+    best = np.where(word_mass > others.max(axis=-1), -1, others.argmax(axis=-1))
+    return best == np.where(is_word[targets], -1, targets)
 
 
 def main() -> None:
@@ -47,20 +67,32 @@ def main() -> None:
     batches = batch_examples(experiment.problem.dataset(args.split, experiment.data_dir),
                              experiment.hparams.batch_size, experiment.hparams.max_length,
                              training=False)
-    right, total = collections.Counter(), collections.Counter()
+    is_word = np.array([kind == WORD_KIND for kind in kinds])
+    right, decided, total = (collections.Counter() for _ in range(3))
     for batch in batches:
-        predicted = np.argmax(model(batch, training=False).numpy(), axis=-1)
+        logits = model(batch, training=False).numpy()
         targets = batch["targets"].numpy()
-        for target, guess in zip(targets[targets != PAD_ID], predicted[targets != PAD_ID]):
-            total[kinds[target]] += 1
-            right[kinds[target]] += int(target == guess)
+        real = targets != PAD_ID
+        for kind, hit, decision in zip(np.array(kinds)[targets[real]],
+                                       np.argmax(logits, axis=-1)[real] == targets[real],
+                                       word_mass_decisions(logits, targets, is_word)[real]):
+            total[kind] += 1
+            right[kind] += int(hit)
+            decided[kind] += int(decision)
     count = sum(total.values())
-    print(f"| token kind ({args.split}) | tokens | share | teacher-forced accuracy |")
-    print("| --- | --- | --- | --- |")
-    for kind in sorted(total, key=total.get, reverse=True):
-        print(f"| {kind} | {total[kind]:,} | {total[kind] / count:.1%} | "
-              f"{right[kind] / total[kind]:.1%} |")
-    print(f"| all | {count:,} | 100% | {sum(right.values()) / count:.1%} |")
+    columns = ["token kind (" + args.split + ")", "tokens", "share", "teacher-forced accuracy"]
+    if is_parser:
+        columns.append("decision right, a word slot scored with the word mass")
+    print("| " + " | ".join(columns) + " |")
+    print("|" + " --- |" * len(columns))
+    rows = [(kind, total[kind], right[kind], decided[kind])
+            for kind in sorted(total, key=total.get, reverse=True)]
+    for kind, tokens, hits, decisions in rows + [("all", count, sum(right.values()),
+                                                  sum(decided.values()))]:
+        cells = [kind, f"{tokens:,}", f"{tokens / count:.1%}", f"{hits / tokens:.1%}"]
+        if is_parser:
+            cells.append(f"{decisions / tokens:.1%}")
+        print("| " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
