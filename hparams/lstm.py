@@ -7,7 +7,9 @@ initializer, initializer_gain. Attention
 models add attention_size (the concat score's depth; 0 = hidden_size),
 attention_score ("dot", "general", "concat"), attention_scope ("global",
 "local_m", "local_p"), attention_window (D), input_feeding (Luong) and
-maxout_units (Bahdanau), each declared with its range. Training keys are
+maxout_units (Bahdanau), each declared with its range; the Luong sets also
+scheduled_sampling_prob and scheduled_sampling_warmup_steps (Bengio et al.
+2015: see ``t2t_lite/models/luong.py``). Training keys are
 ``basic_params``'s (``t2t_lite/hparams/common.py``).
 
 The papers' batches were counted in sentences (128 for Sutskever and Luong,
@@ -18,7 +20,7 @@ objective summed a sentence's token losses and averaged over sentences, which
 ``loss_normalizer="sentences"`` reproduces: with a per-token mean their SGD
 learning rates would be some 30 times too small.
 """
-from t2t_lite.hparam import HParams, at_least, fraction, one_of, positive
+from t2t_lite.hparam import HParams, at_least, between, fraction, one_of, positive
 from t2t_lite.hparams.common import basic_params
 from t2t_lite.registry import register_hparams
 
@@ -60,6 +62,8 @@ def lstm_attention_base() -> HParams:
         attention_scope=one_of(*ATTENTION_SCOPES),
         attention_window=at_least(1, 10),
         input_feeding=True,
+        scheduled_sampling_prob=between(0.0, 1.0, 0.0),
+        scheduled_sampling_warmup_steps=at_least(0, 0),
     )
 
 

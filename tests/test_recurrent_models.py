@@ -245,6 +245,68 @@ def test_each_model_learns_to_copy(copy_data, tmp_path, name, overrides, target,
     assert accuracy >= target, (trainer.step, accuracy)
 
 
+def test_scheduled_sampling_feeds_the_models_own_tokens_in_training_only():
+    model = make_model(LUONG, "dropout=0.0,scheduled_sampling_prob=1.0")
+    features = {"inputs": INPUTS, "targets": TARGETS}
+    forced = model(features).numpy()
+    seed_state = model.sampling_seed.state.numpy()
+    sampled = model(features, training=True).numpy()
+    # With probability 1 no true token after the first is read: other targets, the
+    # same draws, the same logits.
+    model.sampling_seed.state.assign(seed_state)
+    other_targets = (TARGETS + 3) % VOCAB
+    assert np.array_equal(model({"inputs": INPUTS, "targets": other_targets},
+                                training=True).numpy(), sampled)
+    np.testing.assert_allclose(sampled[:, 0], forced[:, 0], atol=1e-6)  # the start symbol
+    assert np.abs(sampled[:, 1:] - forced[:, 1:]).max() > 1e-3
+    np.testing.assert_allclose(model(features).numpy(), forced)  # evaluation: teacher forcing
+
+
+class OnlyToken:
+    """A decode constraint that allows one token id everywhere."""
+
+    def __init__(self, token: int):
+        self.token = token
+
+    def initial_state(self, inputs, beam_size, max_decode_length):
+        return {"steps": tf.zeros([tf.shape(inputs)[0] * beam_size], tf.int32)}
+
+    def constrain(self, state, log_probs):
+        return tf.where(tf.range(VOCAB)[None, :] == self.token, log_probs, -np.inf)
+
+    def update(self, state, ids):
+        return {"steps": state["steps"] + 1}
+
+
+def test_scheduled_sampling_draws_what_the_decode_constraint_allows():
+    model = make_model(LUONG, "dropout=0.0,scheduled_sampling_prob=1.0")
+    model.sampling_constraint = OnlyToken(5)
+    sampled = model({"inputs": INPUTS, "targets": TARGETS}, training=True).numpy()
+    # Every token fed after the start symbol was a 5: teacher forcing on 5s.
+    fives = tf.fill(TARGETS.shape, 5)
+    np.testing.assert_allclose(sampled, model({"inputs": INPUTS, "targets": fives}).numpy(),
+                               atol=1e-5)
+
+
+def test_scheduled_sampling_ramps_up_with_the_trainers_step(copy_data, tmp_path):
+    hparams = small_hparams("scheduled_sampling_prob=0.5,scheduled_sampling_warmup_steps=8,"
+                            "dropout=0.0,batch_size=64,max_length=10,length_bucket_step=0")
+    trainer = make_trainer(copy_data, tmp_path, hparams, model_name=LUONG, problem=ShortCopy(),
+                           train_steps=2, save_checkpoints_steps=10**6,
+                           save_checkpoints_minutes=1e6, log_every_steps=10**6,
+                           eval_every_steps=10**6)
+    model = trainer.model
+    features = {"inputs": INPUTS % model.vocab_size, "targets": TARGETS % model.vocab_size}
+    # Step 0: nothing drawn yet, training reads the true tokens.
+    np.testing.assert_allclose(model(features, training=True).numpy(),
+                               model(features).numpy(), atol=1e-6)
+    trainer.train()
+    assert trainer.step == 2
+    assert float(model.sampling_probability()) == pytest.approx(0.5 * 2 / 8)
+    trainer.optimizer.iterations.assign(100)
+    assert float(model.sampling_probability()) == pytest.approx(0.5)
+
+
 def test_local_m_over_a_reversed_source_centres_on_the_sentence_position():
     # Luong et al.'s local-m looks at p_t = t in the sentence; over a reversed source
     # that position sits at the other end of the memory.
@@ -263,6 +325,7 @@ def test_local_m_over_a_reversed_source_centres_on_the_sentence_position():
 
 
 PRECISION_CONFIGS = CONFIGS[:1] + CONFIGS[2:4] + CONFIGS[5:7] + [
+    (LUONG, "attention_score=general,scheduled_sampling_prob=0.5"),
     ("transformer", "num_encoder_layers=1,num_decoder_layers=1,hidden_size=8,filter_size=8,num_heads=2")]
 
 

@@ -36,10 +36,12 @@ Decoding contract (what ``t2t_lite.decoding`` relies on):
 from __future__ import annotations
 
 import abc
+from typing import Callable
 
 import keras
 import tensorflow as tf
 
+from t2t_lite.contracts.decode_constraint import DecodeConstraint
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
 from t2t_lite.registry import snake_case
@@ -78,6 +80,12 @@ class Seq2SeqModel(keras.Model, abc.ABC):
     # Other hparams keys the model reads, free to change between runs of one
     # checkpoint: training only (dropout, initializers) or speed (xla).
     required_hparams: tuple[str, ...] = ()
+    # The trainer's step (its optimizer's iteration count), which the trainer sets:
+    # for a model whose training changes with the step (scheduled sampling's ramp).
+    training_step: Callable[[], tf.Tensor] | None = None
+    # The problem's decode constraint, which the trainer sets: what a model that feeds
+    # itself its own tokens in training (scheduled sampling) may draw.
+    sampling_constraint: DecodeConstraint | None = None
 
     def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
         super().__init__(**kwargs)

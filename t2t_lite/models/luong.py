@@ -11,6 +11,13 @@ Translation": global and local attention over a stacked LSTM encoder-decoder.
   concatenated to the decoder's input at t, so past alignment decisions
   inform the next ones. Without it the decoder runs over the whole target at
   once (the fused LSTM) and attention is computed for all positions together.
+* Scheduled sampling (Bengio et al. 2015; hparams scheduled_sampling_prob and
+  scheduled_sampling_warmup_steps, off by default): in training, each sentence's
+  decoder reads at each position after the first, with that probability, a
+  token drawn from its own prediction at the position before, instead of the
+  true previous token, so that it learns to continue from the prefixes it will
+  feed itself in decoding; draws obey the problem's decode constraint. The probability ramps up linearly over the warmup
+  steps, as tensor2tensor's does. Evaluation and decoding are unchanged.
 
 Registered as ``lstm_seq2seq_attention_luong``.
 """
@@ -19,6 +26,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.recurrent import StackedLSTM
 from t2t_lite.layers.recurrent_attention import RecurrentAttention
@@ -33,7 +41,8 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
 
     architecture_hparams = AttentionSeq2Seq.architecture_hparams + (
         "attention_size", "attention_score", "attention_scope", "input_feeding")
-    required_hparams = AttentionSeq2Seq.required_hparams + ("attention_window",)
+    required_hparams = AttentionSeq2Seq.required_hparams + (
+        "attention_window", "scheduled_sampling_prob", "scheduled_sampling_warmup_steps")
 
     @classmethod
     def architecture_keys(cls, hparams: HParams) -> tuple[str, ...]:
@@ -62,6 +71,9 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
         self.build_layers([(self.encoder, embedding), (self.decoder, decoder_input),
                            (self.attentional, 2 * hidden), (self.softmax, hidden)])
         self.attention.build(hidden, hidden)
+        # Only a sampling model has the draw's seed state (in its checkpoints).
+        self.sampling_seed = (keras.random.SeedGenerator(name="scheduled_sampling")
+                              if hparams.scheduled_sampling_prob else None)
 
     def encode(self, inputs: tf.Tensor, training: bool = False) -> dict[str, tf.Tensor]:
         """inputs [B, S] -> {"memory": top encoder states [B, S, h], "keys", "padding",
@@ -95,6 +107,8 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
     def teacher_forced(self, features: dict[str, tf.Tensor],
                        training: bool) -> tuple[tf.Tensor, tf.Tensor]:
         state = self.encode(features["inputs"], training=training)
+        if training and self.sampling_seed is not None:
+            return self._scheduled_sampling(features, state, self.sampling_probability())
         embedded = self.embed_targets(features["targets"])
         if self.hparams.input_feeding:
             steps = unroll(lambda x, t, s: self._step(x, t, s, training), embedded, state,
@@ -109,6 +123,55 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
                                               positions=tf.range(tf.shape(outputs)[1]))
             attentional = self._attentional(context, outputs)
         return self.logits(attentional, training=training), weights
+
+    def sampling_probability(self) -> tf.Tensor:
+        """Scheduled sampling's probability now: scheduled_sampling_prob, reached
+        linearly over the first scheduled_sampling_warmup_steps of ``training_step``
+        (the whole of it at once without a warmup or outside a trainer)."""
+        top = tf.constant(self.hparams.scheduled_sampling_prob, tf.float32)
+        warmup = self.hparams.scheduled_sampling_warmup_steps
+        if not warmup or self.training_step is None:
+            return top
+        return top * tf.minimum(1.0, tf.cast(self.training_step(), tf.float32) / warmup)
+
+    def _scheduled_sampling(self, features: dict[str, tf.Tensor], state: dict[str, tf.Tensor],
+                            probability: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """Training logits [B, T, V] and weights when the decoder reads, at each
+        position after the first, with ``probability`` per sentence and position, a
+        token drawn from its own logits one position back instead of the true one.
+        Draws obey ``sampling_constraint`` (the problem's decode constraint, which
+        the trainer sets: a parser draws only well-formed continuations, with each
+        word slot's input word, as its decoding does). The loop computes the logits
+        itself, since each draw needs the last ones."""
+        targets = tf.cast(features["targets"], tf.int32)
+        batch = tf.shape(targets)[0]
+        constraint = self.sampling_constraint
+        fed = tf.fill([batch], PAD_ID)  # the start symbol
+        state = {**state, "fed": fed, "targets": targets}
+        if constraint is not None:
+            state["constraint"] = constraint.initial_state(
+                features["inputs"], 1, tf.constant(self.hparams.max_length, tf.int32))
+
+        def step(_, t: tf.Tensor, state: dict[str, tf.Tensor]):
+            outputs, state = self._step(self.target_embedding(state["fed"]), t, state,
+                                        training=True)
+            logits = self.logits(outputs["attentional"], training=True)
+            scores = logits
+            if constraint is not None:
+                scores = constraint.constrain(state["constraint"], tf.nn.log_softmax(logits))
+            drawn = tf.cast(keras.random.categorical(scores, 1, seed=self.sampling_seed)[:, 0],
+                            tf.int32)
+            own = keras.random.uniform([batch], seed=self.sampling_seed) < probability
+            fed = tf.where(own, drawn, state["targets"][:, t])
+            state = {**state, "fed": fed}
+            if constraint is not None:
+                state["constraint"] = constraint.update(state["constraint"], fed)
+            return {"logits": logits, "weights": outputs["weights"]}, state
+
+        # (unroll reads the length off its inputs; the steps embed what they feed.)
+        steps = unroll(step, tf.zeros([batch, tf.shape(targets)[1], 1]), state,
+                       {"logits": tf.float32, "weights": tf.float32})
+        return steps["logits"], steps["weights"]
 
     def decode_step(self, ids: tf.Tensor, step: tf.Tensor,
                     state: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
