@@ -288,11 +288,14 @@ def test_scheduled_sampling_draws_what_the_decode_constraint_allows():
                                atol=1e-5)
 
 
-def test_scheduled_sampling_ramps_up_with_the_trainers_step(copy_data, tmp_path):
+@pytest.mark.parametrize("replicas", [1, 2])
+def test_scheduled_sampling_ramps_up_with_the_trainers_step(copy_data, tmp_path, request,
+                                                            replicas):
     hparams = small_hparams("scheduled_sampling_prob=0.5,scheduled_sampling_warmup_steps=8,"
                             "dropout=0.0,batch_size=64,max_length=10,length_bucket_step=0")
-    trainer = make_trainer(copy_data, tmp_path, hparams, model_name=LUONG, problem=ShortCopy(),
-                           train_steps=2, save_checkpoints_steps=10**6,
+    strategy = request.getfixturevalue("two_cpu_strategy") if replicas == 2 else None
+    trainer = make_trainer(copy_data, tmp_path, hparams, strategy, model_name=LUONG,
+                           problem=ShortCopy(), train_steps=2, save_checkpoints_steps=10**6,
                            save_checkpoints_minutes=1e6, log_every_steps=10**6,
                            eval_every_steps=10**6)
     model = trainer.model
