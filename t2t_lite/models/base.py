@@ -104,6 +104,12 @@ class Seq2SeqModel(keras.Model, abc.ABC):
         return cls.architecture_hparams
 
     @property
+    def feeds_itself_in_training(self) -> bool:
+        """Whether training feeds the model its own tokens (scheduled sampling), so
+        that the trainer must give it ``sampling_constraint``."""
+        return False
+
+    @property
     def max_positions(self) -> int | None:
         """The longest source or target it can represent; None when unbounded."""
         return None

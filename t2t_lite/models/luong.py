@@ -16,8 +16,9 @@ Translation": global and local attention over a stacked LSTM encoder-decoder.
   decoder reads at each position after the first, with that probability, a
   token drawn from its own prediction at the position before, instead of the
   true previous token, so that it learns to continue from the prefixes it will
-  feed itself in decoding; draws obey the problem's decode constraint. The probability ramps up linearly over the warmup
-  steps, as tensor2tensor's does. Evaluation and decoding are unchanged.
+  feed itself in decoding; draws obey the problem's decode constraint. The
+  probability ramps up linearly over the warmup steps, as tensor2tensor's does.
+  Evaluation and decoding are unchanged.
 
 Registered as ``lstm_seq2seq_attention_luong``.
 """
@@ -123,6 +124,10 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
                                               positions=tf.range(tf.shape(outputs)[1]))
             attentional = self._attentional(context, outputs)
         return self.logits(attentional, training=training), weights
+
+    @property
+    def feeds_itself_in_training(self) -> bool:
+        return self.sampling_seed is not None
 
     def sampling_probability(self) -> tf.Tensor:
         """Scheduled sampling's probability now: scheduled_sampling_prob, reached

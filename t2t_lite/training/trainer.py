@@ -89,8 +89,9 @@ class Trainer:
             self.optimizer = make_optimizer(self.hparams)
             self.optimizer.build(self.model.trainable_variables)
         self.model.training_step = lambda: self.optimizer.iterations
-        self.model.sampling_constraint = experiment.problem.decode_constraint(
-            experiment.data_dir)
+        if self.model.feeds_itself_in_training:
+            self.model.sampling_constraint = experiment.problem.decode_constraint(
+                experiment.data_dir)
         self.checkpoint = training_checkpoint(self.model, self.optimizer)
         self.chief = is_chief(self.strategy)
         self.checkpoints = RunCheckpoints(
