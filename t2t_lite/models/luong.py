@@ -151,13 +151,12 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
         targets = tf.cast(features["targets"], tf.int32)
         batch = tf.shape(targets)[0]
         constraint = self.sampling_constraint
-        fed = tf.fill([batch], PAD_ID)  # the start symbol
-        state = {**state, "fed": fed, "targets": targets}
+        state = {**state, "fed": tf.fill([batch], PAD_ID)}  # the start symbol
         if constraint is not None:
             state["constraint"] = constraint.initial_state(
                 features["inputs"], 1, tf.constant(self.hparams.max_length, tf.int32))
 
-        def step(_, t: tf.Tensor, state: dict[str, tf.Tensor]):
+        def step(target: tf.Tensor, t: tf.Tensor, state: dict[str, tf.Tensor]):
             outputs, state = self._step(self.target_embedding(state["fed"]), t, state,
                                         training=True)
             logits = self.logits(outputs["attentional"], training=True)
@@ -167,14 +166,15 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
             drawn = tf.cast(keras.random.categorical(scores, 1, seed=self.sampling_seed)[:, 0],
                             tf.int32)
             own = keras.random.uniform([batch], seed=self.sampling_seed) < probability
-            fed = tf.where(own, drawn, state["targets"][:, t])
+            fed = tf.where(own, drawn, target[:, 0])
             state = {**state, "fed": fed}
             if constraint is not None:
                 state["constraint"] = constraint.update(state["constraint"], fed)
             return {"logits": logits, "weights": outputs["weights"]}, state
 
-        # (unroll reads the length off its inputs; the steps embed what they feed.)
-        steps = unroll(step, tf.zeros([batch, tf.shape(targets)[1], 1]), state,
+        # Each step reads the true token of its position (targets[:, t]) and embeds
+        # what it was fed.
+        steps = unroll(step, targets[:, :, None], state,
                        {"logits": tf.float32, "weights": tf.float32})
         return steps["logits"], steps["weights"]
 
