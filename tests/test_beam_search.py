@@ -4,9 +4,10 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
-from t2t_lite.decoding.beam_search import beam_search, greedy_search
+from t2t_lite.decoding.beam_search import (_block_length, beam_search, greedy_search,
+                                          top_k_by_blocks)
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
-from toy_models import ScriptedModel, ToyRecurrentModel
+from toy_models import InputLengthModel, ScriptedModel, ToyRecurrentModel
 
 INPUTS = np.array([[2, 3, 4, 1], [5, 1, 0, 0], [3, 3, 5, 1], [4, 2, 1, 0]], np.int32)
 
@@ -198,6 +199,38 @@ def test_early_stop_waits_until_every_beam_has_a_finished_hypothesis():
     np.testing.assert_allclose(scores.numpy()[0], [np.log(0.9), np.log(0.05)], atol=1e-5)
 
 
+class WholeBatchModel(InputLengthModel):
+    """Reorders its state itself and says nothing about selecting items: the
+    search must keep its whole batch to the end."""
+
+    def reorder_decode_state(self, state, rows):
+        return {key: tf.gather(value, rows) for key, value in state.items()}
+
+
+def test_settled_items_leave_the_batch_with_the_results_they_would_have_had():
+    # Inputs of 2 to 9 tokens: the short ones settle long before the longest.
+    inputs = np.array([[2, 3, 4, 1] + [0] * 5, [5, 1] + [0] * 7, [3] * 8 + [1],
+                       [4, 2, 1] + [0] * 6], np.int32)
+    decoded = {}
+    for model in (InputLengthModel(), WholeBatchModel()):
+        ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=0.6)(inputs, 20)
+        decoded[type(model)] = ids.numpy(), scores.numpy(), int(model.rows_stepped.numpy())
+    assert WholeBatchModel().selects_decode_items is False
+    ids, scores, rows = decoded[InputLengthModel]
+    whole_ids, whole_scores, whole_rows = decoded[WholeBatchModel]
+    np.testing.assert_array_equal(ids, whole_ids)
+    np.testing.assert_allclose(scores, whole_scores, atol=1e-6)
+    assert whole_rows == ids.shape[-1] * 4 * 2  # every step on every hypothesis
+    assert rows < whole_rows * 0.75
+    for row in range(4):
+        assert through_eos(ids[row, 0])[-1] == EOS_ID
+        alone_ids, alone_scores = BeamSearchDecoder(InputLengthModel(), beam_size=2,
+                                                    alpha=0.6)(inputs[row:row + 1], 20)
+        width = alone_ids.shape[-1]
+        np.testing.assert_array_equal(alone_ids.numpy()[0], ids[row, :, :width])
+        np.testing.assert_allclose(alone_scores.numpy()[0], scores[row], atol=1e-6)
+
+
 @pytest.mark.parametrize("beam_size", [1, 3])
 def test_allow_eos_false_decodes_exactly_max_length(beam_size):
     model = ToyRecurrentModel(seed=2)
@@ -231,3 +264,17 @@ def test_direct_beam_search_call_matches_the_compiled_decoder():
 def test_bad_beam_size_is_rejected(beam_size):
     with pytest.raises(ValueError, match="beam_size must be a positive integer"):
         BeamSearchDecoder(ToyRecurrentModel(), beam_size=beam_size)
+
+
+@pytest.mark.parametrize("rows, length, k", [(7, 40000, 10), (3, 300, 8), (2, 127, 6),
+                                             (4, 256, 4), (5, 1000, 42)])
+def test_top_k_by_blocks_is_top_k_ties_and_minus_infinity_included(rows, length, k):
+    rng = np.random.default_rng(length)
+    values = rng.normal(size=(rows, length)).astype(np.float32)
+    values[0] = np.round(values[0])  # many ties, across blocks
+    values[1, :] = -np.inf
+    values[1, length // 2] = 0.0  # one finite value among -inf
+    assert (length, k) == (127, 6) or _block_length(length)  # 127 is prime: plain top_k
+    for got, expected in zip(top_k_by_blocks(tf.constant(values), k),
+                             tf.math.top_k(values, k=k)):
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())

@@ -92,3 +92,28 @@ class ScriptedModel(_StepwiseModel):
     def decode_step(self, ids, step, state):
         row = tf.gather(self._step_logits, tf.minimum(step, len(self._step_logits) - 1))
         return tf.tile(row[None], [tf.shape(ids)[0], 1]), state
+
+
+class InputLengthModel(_StepwiseModel):
+    """Ends each hypothesis near its input's length (EOS likely from step length - 1
+    on), so that the items of a batch settle at different steps; counts the
+    hypothesis rows its decode steps compute (``rows_stepped``)."""
+
+    def __init__(self):
+        super().__init__(HParams(), 4)
+        self.rows_stepped = tf.Variable(0)
+        self.encode_calls = 0
+
+    def encode(self, inputs, training=False):
+        self.encode_calls += 1
+        not_pad = tf.cast(tf.not_equal(inputs, PAD_ID), tf.int32)
+        return {"length": tf.reduce_sum(not_pad, axis=1)}
+
+    def initial_decode_state(self, encoded, max_decode_length, beam_size=1):
+        return repeat_for_beams(encoded, beam_size)
+
+    def decode_step(self, ids, step, state):
+        self.rows_stepped.assign_add(tf.shape(ids)[0])
+        ending = (step + 1 >= state["length"])[:, None]
+        probabilities = tf.where(ending, [[0.0, 0.9, 0.06, 0.04]], [[0.0, 0.01, 0.6, 0.39]])
+        return tf.math.log(probabilities), state

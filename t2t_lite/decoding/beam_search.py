@@ -20,8 +20,10 @@ All loops are ``tf.while_loop``s: the model's decode state keeps its shape
 (but for axes that start empty, which may grow: ``decode_loop_shapes``) and is
 reordered each step by the model (``reorder_decode_state``, see
 ``t2t_lite.models.base``), all but the part the model declares fixed (the
-encoder output's keys and values), which is read from outside the loop and
-never copied. ``BeamSearchDecoder``
+encoder output's keys and values), which is never reordered. Beam search drops
+the items it has settled from its batch as it goes (``select_decode_items``),
+so that a batch's long sentences do not make its short ones run to their end.
+``BeamSearchDecoder``
 (``t2t_lite.decoding.search_decoder``) is the compiled entry point.
 
 An optional ``constraint`` (``t2t_lite.contracts.decode_constraint``) turns each
@@ -37,7 +39,7 @@ from typing import Any
 import tensorflow as tf
 
 from t2t_lite.contracts.decode_constraint import DecodeConstraint
-from t2t_lite.contracts.decode_state import decode_loop_shapes
+from t2t_lite.contracts.decode_state import decode_loop_shapes, hypothesis_rows
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 
 NEG_INF = float("-inf")
@@ -78,6 +80,42 @@ def _log_probs(logits: tf.Tensor, eos_id: int, allow_eos: bool) -> tf.Tensor:
         is_eos = tf.equal(tf.range(tf.shape(logits)[-1]), eos_id)
         logits = tf.where(is_eos, NEG_INF, logits)
     return tf.nn.log_softmax(logits, axis=-1)
+
+
+# Beam search's candidates, beam * vocabulary per item, are ranked in blocks of
+# about this many: TensorFlow's CPU top_k costs about 4 ns an element (a tenth of a
+# tiny model's beam step), a maximum per block far less.
+TOP_K_BLOCK = 128
+
+
+def _block_length(length: int | None) -> int | None:
+    """The divisor of ``length`` nearest ``TOP_K_BLOCK`` within a factor of two
+    (a block never needs padding, which TensorFlow's CPU pad does slowly), or None."""
+    if length is None:
+        return None
+    divisors = [size for size in range(TOP_K_BLOCK // 2, 2 * TOP_K_BLOCK + 1)
+                if length % size == 0 and length // size > 1]
+    return min(divisors, key=lambda size: abs(size - TOP_K_BLOCK), default=None)
+
+
+def top_k_by_blocks(values: tf.Tensor, k: int) -> tuple[tf.Tensor, tf.Tensor]:
+    """``tf.math.top_k(values, k)`` of float32 [R, N] -> (values, indices) [R, k],
+    the same (ties to the lowest index included), in two small top_k's: the k best
+    elements of a row lie in the k blocks with the largest maxima, so only those
+    blocks are ranked element by element. Rows of a length without a block size
+    (``_block_length``, which needs N known when tracing) take ``tf.math.top_k``."""
+    size = _block_length(values.shape[1])
+    if size is None:
+        return tf.math.top_k(values, k=k)
+    blocks = values.shape[1] // size
+    by_block = tf.reshape(values, [-1, blocks, size])
+    _, best_blocks = tf.math.top_k(tf.reduce_max(by_block, axis=2), k=min(k, blocks))
+    best_blocks = tf.sort(best_blocks, axis=1)  # in index order, for top_k's tie rule
+    candidates = tf.reshape(tf.gather(by_block, best_blocks, batch_dims=1),
+                            [-1, best_blocks.shape[1] * size])
+    top_values, positions = tf.math.top_k(candidates, k=k)
+    block = tf.gather(best_blocks, positions // size, batch_dims=1)
+    return top_values, block * size + positions % size
 
 
 def _write_at(seq: tf.Tensor, position: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
@@ -186,9 +224,9 @@ def greedy_search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
     return ids[:, :steps]
 
 
-def _search_is_settled(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: float,
-                       alive_log_probs: tf.Tensor, finished_scores: tf.Tensor) -> tf.Tensor:
-    """True when no alive hypothesis can change the finished set of any item.
+def _settled_items(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: float,
+                   alive_log_probs: tf.Tensor, finished_scores: tf.Tensor) -> tf.Tensor:
+    """bool [B]: True for the items whose finished set no alive hypothesis can change.
 
     A future finished hypothesis has log-prob <= the best alive log-prob (all
     log-probs are <= 0) and a length in [step + 1, max_decode_length], so its
@@ -202,7 +240,25 @@ def _search_is_settled(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: flo
     best_penalty = tf.maximum(_length_penalty(step + 1, alpha),
                               _length_penalty(max_decode_length, alpha))
     best_possible = tf.reduce_max(alive_log_probs, axis=1) / best_penalty
-    return tf.reduce_all(tf.reduce_min(finished_scores, axis=1) >= best_possible)
+    return tf.reduce_min(finished_scores, axis=1) >= best_possible
+
+
+def _beam_results(alive_seq: tf.Tensor, alive_log_probs: tf.Tensor, finished_seq: tf.Tensor,
+                  finished_scores: tf.Tensor, finished_flags: tf.Tensor, steps: tf.Tensor,
+                  alpha: float) -> tuple[tf.Tensor, tf.Tensor]:
+    """What the search returns for some items: (ids, scores) of their finished
+    hypotheses, or of their alive ones (scored at ``steps`` tokens) for an item
+    with none finished."""
+    has_finished = tf.reduce_any(finished_flags, axis=1)
+    alive_scores = alive_log_probs / _length_penalty(steps, alpha)
+    return (tf.where(has_finished[:, None, None], finished_seq, alive_seq),
+            tf.where(has_finished[:, None], finished_scores, alive_scores))
+
+
+# Settled items leave the batch once they are this fraction of it: each removal
+# copies the decode state once, so removing every item the step it settles would
+# cost more than it saves.
+SETTLED_FRACTION_TO_DROP = 1 / 8
 
 
 def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
@@ -212,37 +268,45 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """The alive/finished beam search (see the module docstring) -> (ids [B, beam,
     max_decode_length], scores [B, beam], the number of steps run: ids past it are
-    PAD). ``buffer_lengths``: see ``_decode_while``."""
+    PAD). ``buffer_lengths``: see ``_decode_while``.
+
+    Items that have settled (``_settled_items``) leave the batch in groups
+    (``SETTLED_FRACTION_TO_DROP``), their results written to the outputs: a
+    batch's steps then cost what its unsettled items need, with the same results.
+    Not under XLA (fixed shapes), nor for a model whose state the search cannot
+    select items from (``Seq2SeqModel.selects_decode_items``).
+    """
     constraint = resolve_constraint(constraint, allow_eos)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
     batch = tf.shape(inputs)[0]
+    drops_settled = buffer_lengths is None and getattr(model, "selects_decode_items", False)
     # Item-major: row b * beam_size + k is beam k of item b.
     fixed, state = _initial_state(model, model.encode(inputs, training=False),
                                   max_decode_length, buffer_lengths, beam_size)
     constraint_state = constraint.initial_state(inputs, beam_size, max_decode_length)
-    row_offsets = tf.range(batch)[:, None] * beam_size
 
-    def not_settled(step, alive_seq, alive_log_probs, finished_seq, finished_scores,
-                    finished_flags, state, constraint_state):
+    def not_settled(step, items, alive_seq, alive_log_probs, finished_seq, finished_scores,
+                    *_):
         return tf.logical_and(
             step < max_decode_length,
-            tf.logical_not(_search_is_settled(step, max_decode_length, alpha, alive_log_probs,
-                                              finished_scores)))
+            tf.logical_not(tf.reduce_all(_settled_items(
+                step, max_decode_length, alpha, alive_log_probs, finished_scores))))
 
-    def one_step(step, alive_seq, alive_log_probs, finished_seq, finished_scores,
-                 finished_flags, state, constraint_state):
+    def one_step(step, items, alive_seq, alive_log_probs, finished_seq, finished_scores,
+                 finished_flags, out_ids, out_scores, fixed, state, constraint_state):
         prev_ids = tf.where(step > 0, tf.gather(alive_seq, tf.maximum(step - 1, 0), axis=2),
                             PAD_ID)
         logits, state = _step(model, tf.reshape(prev_ids, [-1]), step, fixed, state)
         step_log_probs = constraint.constrain(constraint_state,
                                               _log_probs(logits, eos_id, allow_eos))
         vocab_size = tf.shape(step_log_probs)[-1]
-        step_log_probs = tf.reshape(step_log_probs, [batch, beam_size, vocab_size])
+        step_log_probs = tf.reshape(step_log_probs, [-1, beam_size, vocab_size])
 
         # Best 2 * beam candidates over (beam, token) per item.
-        candidates = tf.reshape(alive_log_probs[:, :, None] + step_log_probs, [batch, -1])
-        top_log_probs, top_index = tf.math.top_k(candidates, k=2 * beam_size)
+        candidates = tf.reshape(alive_log_probs[:, :, None] + step_log_probs,
+                                [-1, beam_size * (step_log_probs.shape[-1] or vocab_size)])
+        top_log_probs, top_index = top_k_by_blocks(candidates, 2 * beam_size)
         top_beams = top_index // vocab_size
         top_ids = top_index % vocab_size
         top_seq = _write_at(tf.gather(alive_seq, top_beams, batch_dims=1), step, top_ids)
@@ -254,6 +318,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
         alive_log_probs, keep = tf.math.top_k(tf.where(ends, NEG_INF, top_log_probs),
                                               k=beam_size)
         alive_seq = tf.gather(top_seq, keep, batch_dims=1)
+        row_offsets = tf.range(tf.shape(keep)[0])[:, None] * beam_size
         source_rows = tf.reshape(tf.gather(top_beams, keep, batch_dims=1) + row_offsets, [-1])
         state = model.reorder_decode_state(state, source_rows)
         constraint_state = tf.nest.map_structure(lambda t: tf.gather(t, source_rows),
@@ -270,24 +335,56 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                                  batch_dims=1)
         finished_flags = tf.gather(tf.concat([finished_flags, ends_real], axis=1), keep,
                                    batch_dims=1)
-        return (step + 1, alive_seq, alive_log_probs, finished_seq, finished_scores,
-                finished_flags, state, constraint_state)
+        loop_vars = [step + 1, items, alive_seq, alive_log_probs, finished_seq,
+                     finished_scores, finished_flags, out_ids, out_scores, fixed, state,
+                     constraint_state]
+        return _drop_settled(loop_vars) if drops_settled else loop_vars
+
+    def _drop_settled(loop_vars):
+        """The loop variables without the settled items, their results written, once
+        they are ``SETTLED_FRACTION_TO_DROP`` of the batch."""
+        (step, items, alive_seq, alive_log_probs, finished_seq, finished_scores,
+         finished_flags, out_ids, out_scores, fixed, state, constraint_state) = loop_vars
+        settled = _settled_items(step, max_decode_length, alpha, alive_log_probs,
+                                 finished_scores)
+        count = tf.reduce_sum(tf.cast(settled, tf.int32))
+
+        def drop():
+            done = tf.cast(tf.where(settled)[:, 0], tf.int32)
+            kept = tf.cast(tf.where(tf.logical_not(settled))[:, 0], tf.int32)
+            searched = [alive_seq, alive_log_probs, finished_seq, finished_scores,
+                        finished_flags]
+            ids, scores = _beam_results(*(tf.gather(t, done) for t in searched), step, alpha)
+            at = tf.gather(items, done)[:, None]
+            rows = hypothesis_rows(kept, beam_size)
+            return [step, tf.gather(items, kept), *(tf.gather(t, kept) for t in searched),
+                    tf.tensor_scatter_nd_update(out_ids, at, ids),
+                    tf.tensor_scatter_nd_update(out_scores, at, scores),
+                    model.select_decode_items(fixed, kept, beam_size),
+                    model.select_decode_items(state, kept, beam_size),
+                    tf.nest.map_structure(lambda t: tf.gather(t, rows), constraint_state)]
+
+        worth_it = tf.logical_and(
+            count > 0, tf.cast(count, tf.float32) >= SETTLED_FRACTION_TO_DROP * tf.cast(
+                tf.size(items), tf.float32))
+        return tf.cond(worth_it, drop, lambda: loop_vars)
 
     empty_seq = tf.zeros([batch, beam_size, max_decode_length], tf.int32)
     # Only beam 0 is live at the start, so the first step does not pick duplicates.
     initial_log_probs = tf.tile(tf.constant([[0.0] + [NEG_INF] * (beam_size - 1)]),
                                 [batch, 1])
-    loop_vars = [tf.constant(0), empty_seq, initial_log_probs, empty_seq,
-                 tf.fill([batch, beam_size], NEG_INF), tf.zeros([batch, beam_size], tf.bool),
-                 state, constraint_state]
-    steps, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags, _, _ = (
-        _decode_while(model, not_settled, one_step, loop_vars, buffer_lengths))
-
-    has_finished = tf.reduce_any(finished_flags, axis=1)
-    alive_scores = alive_log_probs / _length_penalty(steps, alpha)
-    ids = tf.where(has_finished[:, None, None], finished_seq, alive_seq)
-    scores = tf.where(has_finished[:, None], finished_scores, alive_scores)
-    return ids, scores, steps
+    no_scores = tf.fill([batch, beam_size], NEG_INF)
+    loop_vars = [tf.constant(0), tf.range(batch), empty_seq, initial_log_probs, empty_seq,
+                 no_scores, tf.zeros([batch, beam_size], tf.bool), empty_seq, no_scores,
+                 fixed, state, constraint_state]
+    (steps, items, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags,
+     out_ids, out_scores, *_) = _decode_while(model, not_settled, one_step, loop_vars,
+                                              buffer_lengths)
+    # The items still in the batch: settled at the last step, or out of steps.
+    ids, scores = _beam_results(alive_seq, alive_log_probs, finished_seq, finished_scores,
+                                finished_flags, steps, alpha)
+    return (tf.tensor_scatter_nd_update(out_ids, items[:, None], ids),
+            tf.tensor_scatter_nd_update(out_scores, items[:, None], scores), steps)
 
 
 def search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,

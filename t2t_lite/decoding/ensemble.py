@@ -66,6 +66,14 @@ class Ensemble:
     def reorder_decode_state(self, state: dict[str, Any], rows: tf.Tensor) -> dict[str, Any]:
         return self._each("reorder_decode_state", state, rows)
 
+    def select_decode_items(self, state: dict[str, Any], items: tf.Tensor,
+                            beam_size: int) -> dict[str, Any]:
+        return self._each("select_decode_items", state, items, beam_size)
+
+    @property
+    def selects_decode_items(self) -> bool:
+        return all(model.selects_decode_items for model in self.models)
+
     def fixed_decode_state_keys(self) -> frozenset[str]:
         return frozenset(f"{index}/{key}" for index, model in enumerate(self.models)
                          for key in model.fixed_decode_state_keys())

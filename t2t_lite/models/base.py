@@ -19,8 +19,16 @@ Decoding contract (what ``t2t_lite.decoding`` relies on):
   default every tensor is gathered along axis 0; a model may do less (the
   Transformer gathers only a small table of ancestors). The
   ``fixed_decode_state_keys`` name tensors ``decode_step`` only reads (the
-  encoder's output and its projections): the search keeps them out of its
-  loop, never reordered or copied.
+  encoder's output and its projections): the search never reorders or copies
+  them.
+* Beam search drops the inputs it has settled from its batch, so that the
+  inputs still searching do not pay for them: ``select_decode_items(state,
+  items, beam_size)`` keeps the inputs ``items`` only (of the fixed part and of
+  the changing part). By default every tensor keeps the rows of those inputs'
+  hypotheses (``repeat_for_beams``' layout); a model whose state holds its
+  rows otherwise overrides it (the Transformer keeps one row per input). A
+  model that overrides ``reorder_decode_state`` but not ``select_decode_items``
+  is searched with its whole batch to the end (``selects_decode_items``).
 * ``decode_step`` returns a state whose tensors have the shapes and dtypes of
   the state it was given, so the state can be a ``tf.while_loop`` variable,
   with one exception: an axis of static size 0 in the initial state may grow
@@ -42,6 +50,7 @@ import keras
 import tensorflow as tf
 
 from t2t_lite.contracts.decode_constraint import DecodeConstraint
+from t2t_lite.contracts.decode_state import hypothesis_rows
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
 from t2t_lite.registry import snake_case
@@ -143,6 +152,22 @@ class Seq2SeqModel(keras.Model, abc.ABC):
         hypothesis r, the hypothesis ``rows[r]`` (int32 [B * beam]) it continues:
         every tensor gathered along axis 0, unless the model knows better."""
         return tf.nest.map_structure(lambda tensor: tf.gather(tensor, rows), state)
+
+    def select_decode_items(self, state: dict[str, tf.Tensor], items: tf.Tensor,
+                            beam_size: int) -> dict[str, tf.Tensor]:
+        """The part of a decode state (fixed or changing) of the inputs ``items``
+        (int32 [B'], batch indices in ascending order) only: by default every
+        tensor's rows of their hypotheses (``repeat_for_beams``' layout)."""
+        rows = hypothesis_rows(items, beam_size)
+        return tf.nest.map_structure(lambda tensor: tf.gather(tensor, rows), state)
+
+    @property
+    def selects_decode_items(self) -> bool:
+        """Whether ``select_decode_items`` fits this model's state: with the default
+        layout, or where the model defines its own."""
+        model = type(self)
+        return (model.reorder_decode_state is Seq2SeqModel.reorder_decode_state
+                or model.select_decode_items is not Seq2SeqModel.select_decode_items)
 
     def fixed_decode_state_keys(self) -> frozenset[str]:
         """The decode-state keys that ``decode_step`` reads but never changes and

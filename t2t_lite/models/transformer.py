@@ -206,6 +206,11 @@ class Transformer(Seq2SeqModel):
         parents = tf.reshape(rows, [-1, beam_size]) % beam_size
         return {**state, "ancestry": tf.gather(state["ancestry"], parents, batch_dims=1)}
 
+    def select_decode_items(self, state: dict[str, tf.Tensor], items: tf.Tensor,
+                            beam_size: int) -> dict[str, tf.Tensor]:
+        """Every tensor holds one row per input: the rows of ``items``."""
+        return {key: tf.gather(value, items) for key, value in state.items()}
+
     def resize_decode_state(self, state: dict[str, tf.Tensor],
                             length: int) -> dict[str, tf.Tensor]:
         """Under ``xla``, the self-attention buffers padded with zeros to ``length``
