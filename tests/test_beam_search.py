@@ -190,6 +190,20 @@ def test_early_stop_bounds_alive_hypotheses_with_the_longest_length_penalty():
     assert scores.numpy()[0, 0] == pytest.approx(expected[best], abs=1e-5)
 
 
+def test_beam_finished_rule_stops_once_the_beam_has_finished_hypotheses():
+    # The case above: the exact rule runs to the length-10 winner; under
+    # "beam_finished" the search stops at step 2 with "a EOS" and "EOS" finished.
+    model = scripted([0.0, 0.45, 0.45, 0.1], [0.0, 0.8, 0.2, 0.0],
+                     *[[0.0, 1e-3, 1 - 1e-3, 0.0]] * 7, [0.0, 1 - 1e-3, 1e-3, 0.0])
+    ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=2.0,
+                                    stop_rule="beam_finished")(INPUTS[:1], 10)
+    assert ids.shape[-1] == 2
+    assert sorted(through_eos(beam) for beam in ids.numpy()[0]) == [(EOS_ID,), (2, EOS_ID)]
+    with pytest.raises(ValueError, match="unknown stop_rule 'fast'; the rules are exact, "
+                                         "beam_finished"):
+        BeamSearchDecoder(model, stop_rule="fast")
+
+
 def test_early_stop_waits_until_every_beam_has_a_finished_hypothesis():
     # "EOS" alone already beats anything alive, but the second beam slot still
     # has to be filled by "a EOS" rather than left empty.

@@ -53,6 +53,7 @@ def build_decoding(model: Any, problem: Problem, data_dir: str, settings: Decode
     decoder_model = Ensemble([model, *members]) if members else model
     encoders = problem.feature_encoders(data_dir)
     search = BeamSearchDecoder(decoder_model, settings.beam_size, settings.alpha,
+                               stop_rule=settings.stop_rule,
                                constraint=problem.decode_constraint(data_dir),
                                jit_compile=settings.xla)
     rules = InputRules.for_model(settings.max_input_length, model.hparams.max_length,

@@ -11,7 +11,8 @@ import tensorflow as tf
 
 from t2t_lite.contracts.decode_constraint import DecodeConstraint
 from t2t_lite.contracts.reserved_ids import EOS_ID
-from t2t_lite.decoding.beam_search import beam_search, resolve_constraint, search
+from t2t_lite.decoding.beam_search import (beam_search, check_stop_rule, resolve_constraint,
+                                          search)
 
 # Under XLA the caches are fixed-size buffers and a step attends over all of one:
 # the loops start on buffers this long and double them as the decode passes their end.
@@ -33,13 +34,14 @@ def cache_lengths(max_decode_length: int) -> list[int]:
 
 
 class BeamSearchDecoder:
-    """Beam search for one model and one (beam_size, alpha), traced once.
+    """Beam search for one model and one (beam_size, alpha, stop_rule), traced once.
 
     Calling it with inputs of any batch size and length and any decode length
     reuses one graph (the input signature has unknown dimensions), so decoding
     a file batch by batch does not retrace. ``decoder(inputs, max_decode_length)``
     returns ``beam_search``'s (ids, scores). ``constraint`` (e.g. a problem's
-    ``decode_constraint``) masks the tokens each hypothesis may produce.
+    ``decode_constraint``) masks the tokens each hypothesis may produce;
+    ``stop_rule`` says when an input is done (``beam_search.STOP_RULES``).
 
     ``jit_compile`` compiles the search with XLA, one program per input shape and
     decode length, so it pays on fixed (padded) shapes only; the model's decode
@@ -51,10 +53,13 @@ class BeamSearchDecoder:
 
     def __init__(self, model: Any, beam_size: int = 4, alpha: float = 0.6,
                  eos_id: int = EOS_ID, allow_eos: bool = True,
-                 constraint: DecodeConstraint | None = None, jit_compile: bool = False):
+                 constraint: DecodeConstraint | None = None, jit_compile: bool = False,
+                 stop_rule: str = "exact"):
         if not isinstance(beam_size, int) or beam_size < 1:
             raise ValueError(f"beam_size must be a positive integer, got {beam_size!r}")
         resolve_constraint(constraint, allow_eos)  # fail here rather than at the first call
+        check_stop_rule(stop_rule)
+        self.stop_rule = stop_rule
         self.model = model
         self.beam_size = beam_size
         self.alpha = float(alpha)
@@ -77,7 +82,8 @@ class BeamSearchDecoder:
              buffer_lengths: list[int] | None = None
              ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         return search(self.model, inputs, self.beam_size, self.alpha, max_decode_length,
-                      self.eos_id, self.allow_eos, self.constraint, buffer_lengths)
+                      self.eos_id, self.allow_eos, self.constraint, buffer_lengths,
+                      self.stop_rule)
 
     def _search_for(self, max_decode_length: int) -> Any:
         """The tf.function that decodes up to ``max_decode_length`` tokens."""
@@ -129,4 +135,4 @@ class BeamSearchDecoder:
         takes any batch and length: not compiled, whatever ``jit_compile``) ->
         ``beam_search``'s (ids, scores)."""
         return beam_search(self.model, inputs, self.beam_size, self.alpha, max_decode_length,
-                           self.eos_id, self.allow_eos, self.constraint)
+                           self.eos_id, self.allow_eos, self.constraint, self.stop_rule)

@@ -13,12 +13,15 @@ import dataclasses
 from typing import Any
 
 from t2t_lite.data.problem import Problem
-from t2t_lite.hparam import HParams, at_least
+from t2t_lite.hparam import HParams, at_least, one_of
 
 # Each key with its range (t2t_lite/hparam.py).
 DECODE_DEFAULTS = {
     "beam_size": at_least(1, 4),      # 1 = greedy
     "alpha": at_least(0, 0.6),        # length penalty exponent: ((5 + length) / 6) ** alpha
+    # When beam search stops an input (t2t_lite.decoding.beam_search.STOP_RULES):
+    # "exact" (tensor2tensor's) or "beam_finished" (fairseq's and CTranslate2's).
+    "stop_rule": one_of("exact", "beam_finished"),
     "extra_length": at_least(0, 50),  # max decode length = input length + extra_length
     "batch_size": at_least(1, 32),    # lines per search call
     "return_beams": False,            # write every beam, tab-separated, best first
@@ -49,6 +52,7 @@ class DecodeSettings:
     """One decode's settings (the keys of ``DECODE_DEFAULTS``, then the run's ``xla``)."""
     beam_size: int
     alpha: float
+    stop_rule: str
     extra_length: int
     batch_size: int
     return_beams: bool
