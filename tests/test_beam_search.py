@@ -4,9 +4,9 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
-from t2t_lite.decoding.beam_search import (_block_length, beam_search, greedy_search,
-                                          top_k_by_blocks)
+from t2t_lite.decoding.beam_search import beam_search, greedy_search
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
+from t2t_lite.decoding.top_k import block_length, top_k_by_blocks
 from toy_models import InputLengthModel, ScriptedModel, ToyRecurrentModel
 
 INPUTS = np.array([[2, 3, 4, 1], [5, 1, 0, 0], [3, 3, 5, 1], [4, 2, 1, 0]], np.int32)
@@ -288,7 +288,19 @@ def test_top_k_by_blocks_is_top_k_ties_and_minus_infinity_included(rows, length,
     values[0] = np.round(values[0])  # many ties, across blocks
     values[1, :] = -np.inf
     values[1, length // 2] = 0.0  # one finite value among -inf
-    assert (length, k) == (127, 6) or _block_length(length)  # 127 is prime: plain top_k
+    assert (length, k) == (127, 6) or block_length(length)  # 127 is prime: plain top_k
     for got, expected in zip(top_k_by_blocks(tf.constant(values), k),
                              tf.math.top_k(values, k=k)):
         np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+def test_finished_items_leave_a_greedy_batch_with_the_results_they_would_have_had():
+    inputs = np.array([[2, 3, 4, 1] + [0] * 5, [5, 1] + [0] * 7, [3] * 8 + [1],
+                       [4, 2, 1] + [0] * 6], np.int32)
+    model, whole = InputLengthModel(), WholeBatchModel()
+    ids = greedy_search(model, inputs, tf.constant(20)).numpy()
+    np.testing.assert_array_equal(ids, greedy_search(whole, inputs, tf.constant(20)).numpy())
+    assert [through_eos(row) for row in ids] == [(2, 2, 2, EOS_ID), (2, EOS_ID),
+                                                 (2,) * 8 + (EOS_ID,), (2, 2, EOS_ID)]
+    assert int(whole.rows_stepped.numpy()) == 9 * 4
+    assert int(model.rows_stepped.numpy()) == 2 + 3 + 4 + 9  # each row until its EOS

@@ -402,7 +402,7 @@ def test_xla_cache_lengths_double_from_32_to_the_decode_length():
 
 
 @pytest.mark.parametrize("beam_size, length, allow_eos", [(3, 7, True), (2, 40, False),
-                                                         (1, 100, False)])
+                                                         (1, 100, False), (2, 100, False)])
 def test_xla_compiled_search_equals_the_graph_one(beam_size, length, allow_eos):
     """Past 32 steps the compiled search moves to longer cache buffers (100: three
     loops, on buffers of 32, 64 and 100 positions): the same outputs as one loop."""

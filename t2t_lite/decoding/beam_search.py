@@ -41,8 +41,10 @@ from typing import Any
 import tensorflow as tf
 
 from t2t_lite.contracts.decode_constraint import DecodeConstraint
-from t2t_lite.contracts.decode_state import decode_loop_shapes, hypothesis_rows
+from t2t_lite.contracts.decode_state import decode_loop_shapes
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
+from t2t_lite.decoding.done_items import carried_state, drop_done_items, finish
+from t2t_lite.decoding.top_k import top_k_by_blocks
 
 NEG_INF = float("-inf")
 
@@ -84,42 +86,6 @@ def _log_probs(logits: tf.Tensor, eos_id: int, allow_eos: bool) -> tf.Tensor:
     return tf.nn.log_softmax(logits, axis=-1)
 
 
-# Beam search's candidates, beam * vocabulary per item, are ranked in blocks of
-# about this many: TensorFlow's CPU top_k costs about 4 ns an element (a tenth of a
-# tiny model's beam step), a maximum per block far less.
-TOP_K_BLOCK = 128
-
-
-def _block_length(length: int | None) -> int | None:
-    """The divisor of ``length`` nearest ``TOP_K_BLOCK`` within a factor of two
-    (a block never needs padding, which TensorFlow's CPU pad does slowly), or None."""
-    if length is None:
-        return None
-    divisors = [size for size in range(TOP_K_BLOCK // 2, 2 * TOP_K_BLOCK + 1)
-                if length % size == 0 and length // size > 1]
-    return min(divisors, key=lambda size: abs(size - TOP_K_BLOCK), default=None)
-
-
-def top_k_by_blocks(values: tf.Tensor, k: int) -> tuple[tf.Tensor, tf.Tensor]:
-    """``tf.math.top_k(values, k)`` of float32 [R, N] -> (values, indices) [R, k],
-    the same (ties to the lowest index included), in two small top_k's: the k best
-    elements of a row lie in the k blocks with the largest maxima, so only those
-    blocks are ranked element by element. Rows of a length without a block size
-    (``_block_length``, which needs N known when tracing) take ``tf.math.top_k``."""
-    size = _block_length(values.shape[1])
-    if size is None:
-        return tf.math.top_k(values, k=k)
-    blocks = values.shape[1] // size
-    by_block = tf.reshape(values, [-1, blocks, size])
-    _, best_blocks = tf.math.top_k(tf.reduce_max(by_block, axis=2), k=min(k, blocks))
-    best_blocks = tf.sort(best_blocks, axis=1)  # in index order, for top_k's tie rule
-    candidates = tf.reshape(tf.gather(by_block, best_blocks, batch_dims=1),
-                            [-1, best_blocks.shape[1] * size])
-    top_values, positions = tf.math.top_k(candidates, k=k)
-    block = tf.gather(best_blocks, positions // size, batch_dims=1)
-    return top_values, block * size + positions % size
-
-
 def _write_at(seq: tf.Tensor, position: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
     """``seq[..., position] = ids`` for a fixed-length id buffer."""
     at_position = tf.equal(tf.range(tf.shape(seq)[-1]), position)
@@ -130,7 +96,8 @@ def _split_state(model: Any, state: dict) -> tuple[dict, dict]:
     """(fixed, changing) parts of a decode state: the fixed part (the model's
     ``fixed_decode_state_keys``, e.g. the encoder output's keys and values) is
     the same for every beam of one input, so the loops read it from outside
-    instead of carrying, copying and reordering it every step."""
+    instead of copying and reordering it every step (only the rows of items done
+    leave it: ``done_items``)."""
     fixed_keys = model.fixed_decode_state_keys()
     return ({key: value for key, value in state.items() if key in fixed_keys},
             {key: value for key, value in state.items() if key not in fixed_keys})
@@ -178,7 +145,7 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | i
                  ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
     """Argmax decoding -> (ids [B, max_decode_length], log_probs [B], lengths [B]
     incl. EOS, the number of steps run: ids past it are PAD). ``buffer_lengths``:
-    see ``_decode_while``."""
+    see ``_decode_while``. Finished items leave the batch as in ``_beam_loop``."""
     constraint = resolve_constraint(constraint, allow_eos)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
@@ -187,12 +154,16 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | i
                                   max_decode_length, buffer_lengths)
     constraint_state = constraint.initial_state(inputs, 1, max_decode_length)
 
-    def not_done(step, ids, prev_ids, finished, log_prob, lengths, state, constraint_state):
+    def not_done(step, searched, *_):
         return tf.logical_and(step < max_decode_length,
-                              tf.logical_not(tf.reduce_all(finished)))
+                              tf.logical_not(tf.reduce_all(searched[2])))
 
-    def one_step(step, ids, prev_ids, finished, log_prob, lengths, state, constraint_state):
-        logits, state = _step(model, prev_ids, step, fixed, state)
+    def results(ids, _, __, log_prob, lengths):
+        return ids, log_prob, lengths
+
+    def one_step(step, searched, carried, state, constraint_state):
+        ids, prev_ids, finished, log_prob, lengths = searched
+        logits, state = _step(model, prev_ids, step, carried.get("fixed", fixed), state)
         step_log_probs = constraint.constrain(constraint_state,
                                               _log_probs(logits, eos_id, allow_eos))
         next_ids = tf.argmax(step_log_probs, axis=-1, output_type=tf.int32)
@@ -202,15 +173,20 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | i
         ids = _write_at(ids, step, next_ids)
         finished = tf.logical_or(finished, tf.equal(next_ids, eos_id))
         constraint_state = constraint.update(constraint_state, next_ids)
-        return step + 1, ids, next_ids, finished, log_prob, lengths, state, constraint_state
+        searched = [ids, next_ids, finished, log_prob, lengths]
+        if carried:
+            searched, carried, state, constraint_state = drop_done_items(
+                model, 1, finished, searched, results, carried, state, constraint_state)
+        return [step + 1, searched, carried, state, constraint_state]
 
-    loop_vars = [tf.constant(0), tf.zeros([batch, max_decode_length], tf.int32),
-                 tf.fill([batch], PAD_ID), tf.zeros([batch], tf.bool),
-                 tf.zeros([batch], tf.float32), tf.zeros([batch], tf.int32), state,
-                 constraint_state]
-    steps, ids, _, _, log_prob, output_lengths, _, _ = _decode_while(
-        model, not_done, one_step, loop_vars, buffer_lengths)
-    return ids, log_prob, output_lengths, steps
+    searched = [tf.zeros([batch, max_decode_length], tf.int32), tf.fill([batch], PAD_ID),
+                tf.zeros([batch], tf.bool), tf.zeros([batch], tf.float32),
+                tf.zeros([batch], tf.int32)]
+    carried = carried_state(model, buffer_lengths, batch, list(results(*searched)), fixed)
+    steps, searched, carried, _, _ = _decode_while(
+        model, not_done, one_step, [tf.constant(0), searched, carried, state, constraint_state],
+        buffer_lengths)
+    return (*finish(searched, results, carried), steps)
 
 
 @tf.function(reduce_retracing=True)
@@ -282,12 +258,6 @@ def _beam_results(alive_seq: tf.Tensor, alive_log_probs: tf.Tensor, finished_seq
             tf.where(has_finished[:, None], finished_scores, alive_scores))
 
 
-# Settled items leave the batch once they are this fraction of it: each removal
-# copies the decode state once, so removing every item the step it settles would
-# cost more than it saves.
-SETTLED_FRACTION_TO_DROP = 1 / 8
-
-
 def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                max_decode_length: tf.Tensor | int, eos_id: int, allow_eos: bool,
                constraint: DecodeConstraint | None = None,
@@ -298,7 +268,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     PAD). ``buffer_lengths``: see ``_decode_while``; ``stop_rule``: ``STOP_RULES``.
 
     Items that have settled (``_settled_items``) leave the batch in groups
-    (``SETTLED_FRACTION_TO_DROP``), their results written to the outputs: a
+    (``done_items.SETTLED_FRACTION_TO_DROP``), their results written out: a
     batch's steps then cost what its unsettled items need, with the same results.
     Not under XLA (fixed shapes), nor for a model whose state the search cannot
     select items from (``Seq2SeqModel.selects_decode_items``).
@@ -307,32 +277,34 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
     batch = tf.shape(inputs)[0]
-    drops_settled = buffer_lengths is None and getattr(model, "selects_decode_items", False)
     # Item-major: row b * beam_size + k is beam k of item b.
     fixed, state = _initial_state(model, model.encode(inputs, training=False),
                                   max_decode_length, buffer_lengths, beam_size)
     constraint_state = constraint.initial_state(inputs, beam_size, max_decode_length)
 
-    def not_settled(step, items, alive_seq, alive_log_probs, finished_seq, finished_scores,
-                    *_):
-        return tf.logical_and(
-            step < max_decode_length,
-            tf.logical_not(tf.reduce_all(_settled_items(
-                step, max_decode_length, alpha, alive_log_probs, finished_scores, stop_rule))))
+    def settled(step, searched):
+        return _settled_items(step, max_decode_length, alpha, searched[1], searched[3],
+                              stop_rule)
 
-    def one_step(step, items, alive_seq, alive_log_probs, finished_seq, finished_scores,
-                 finished_flags, out_ids, out_scores, fixed, state, constraint_state):
+    def not_settled(step, searched, *_):
+        return tf.logical_and(step < max_decode_length,
+                              tf.logical_not(tf.reduce_all(settled(step, searched))))
+
+    def one_step(step, searched, carried, state, constraint_state):
+        alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags = searched
         prev_ids = tf.where(step > 0, tf.gather(alive_seq, tf.maximum(step - 1, 0), axis=2),
                             PAD_ID)
-        logits, state = _step(model, tf.reshape(prev_ids, [-1]), step, fixed, state)
+        logits, state = _step(model, tf.reshape(prev_ids, [-1]), step,
+                              carried.get("fixed", fixed), state)
         step_log_probs = constraint.constrain(constraint_state,
                                               _log_probs(logits, eos_id, allow_eos))
-        vocab_size = tf.shape(step_log_probs)[-1]
+        # Known when tracing, as top_k_by_blocks needs (the model's output layer).
+        vocab_size = step_log_probs.shape[-1] or tf.shape(step_log_probs)[-1]
         step_log_probs = tf.reshape(step_log_probs, [-1, beam_size, vocab_size])
 
         # Best 2 * beam candidates over (beam, token) per item.
         candidates = tf.reshape(alive_log_probs[:, :, None] + step_log_probs,
-                                [-1, beam_size * (step_log_probs.shape[-1] or vocab_size)])
+                                [-1, beam_size * vocab_size])
         top_log_probs, top_index = top_k_by_blocks(candidates, 2 * beam_size)
         top_beams = top_index // vocab_size
         top_ids = top_index % vocab_size
@@ -362,56 +334,28 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                                  batch_dims=1)
         finished_flags = tf.gather(tf.concat([finished_flags, ends_real], axis=1), keep,
                                    batch_dims=1)
-        loop_vars = [step + 1, items, alive_seq, alive_log_probs, finished_seq,
-                     finished_scores, finished_flags, out_ids, out_scores, fixed, state,
-                     constraint_state]
-        return _drop_settled(loop_vars) if drops_settled else loop_vars
-
-    def _drop_settled(loop_vars):
-        """The loop variables without the settled items, their results written, once
-        they are ``SETTLED_FRACTION_TO_DROP`` of the batch."""
-        (step, items, alive_seq, alive_log_probs, finished_seq, finished_scores,
-         finished_flags, out_ids, out_scores, fixed, state, constraint_state) = loop_vars
-        settled = _settled_items(step, max_decode_length, alpha, alive_log_probs,
-                                 finished_scores, stop_rule)
-        count = tf.reduce_sum(tf.cast(settled, tf.int32))
-
-        def drop():
-            done = tf.cast(tf.where(settled)[:, 0], tf.int32)
-            kept = tf.cast(tf.where(tf.logical_not(settled))[:, 0], tf.int32)
-            searched = [alive_seq, alive_log_probs, finished_seq, finished_scores,
-                        finished_flags]
-            ids, scores = _beam_results(*(tf.gather(t, done) for t in searched), step, alpha)
-            at = tf.gather(items, done)[:, None]
-            rows = hypothesis_rows(kept, beam_size)
-            return [step, tf.gather(items, kept), *(tf.gather(t, kept) for t in searched),
-                    tf.tensor_scatter_nd_update(out_ids, at, ids),
-                    tf.tensor_scatter_nd_update(out_scores, at, scores),
-                    model.select_decode_items(fixed, kept, beam_size),
-                    model.select_decode_items(state, kept, beam_size),
-                    tf.nest.map_structure(lambda t: tf.gather(t, rows), constraint_state)]
-
-        worth_it = tf.logical_and(
-            count > 0, tf.cast(count, tf.float32) >= SETTLED_FRACTION_TO_DROP * tf.cast(
-                tf.size(items), tf.float32))
-        return tf.cond(worth_it, drop, lambda: loop_vars)
+        searched = [alive_seq, alive_log_probs, finished_seq, finished_scores,
+                    finished_flags]
+        if carried:
+            searched, carried, state, constraint_state = drop_done_items(
+                model, beam_size, settled(step + 1, searched), searched,
+                lambda *rows: _beam_results(*rows, step + 1, alpha), carried, state,
+                constraint_state)
+        return [step + 1, searched, carried, state, constraint_state]
 
     empty_seq = tf.zeros([batch, beam_size, max_decode_length], tf.int32)
     # Only beam 0 is live at the start, so the first step does not pick duplicates.
     initial_log_probs = tf.tile(tf.constant([[0.0] + [NEG_INF] * (beam_size - 1)]),
                                 [batch, 1])
     no_scores = tf.fill([batch, beam_size], NEG_INF)
-    loop_vars = [tf.constant(0), tf.range(batch), empty_seq, initial_log_probs, empty_seq,
-                 no_scores, tf.zeros([batch, beam_size], tf.bool), empty_seq, no_scores,
-                 fixed, state, constraint_state]
-    (steps, items, alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags,
-     out_ids, out_scores, *_) = _decode_while(model, not_settled, one_step, loop_vars,
-                                              buffer_lengths)
-    # The items still in the batch: settled at the last step, or out of steps.
-    ids, scores = _beam_results(alive_seq, alive_log_probs, finished_seq, finished_scores,
-                                finished_flags, steps, alpha)
-    return (tf.tensor_scatter_nd_update(out_ids, items[:, None], ids),
-            tf.tensor_scatter_nd_update(out_scores, items[:, None], scores), steps)
+    searched = [empty_seq, initial_log_probs, empty_seq, no_scores,
+                tf.zeros([batch, beam_size], tf.bool)]
+    carried = carried_state(model, buffer_lengths, batch, [empty_seq, no_scores], fixed)
+    steps, searched, carried, _, _ = _decode_while(
+        model, not_settled, one_step, [tf.constant(0), searched, carried, state, constraint_state],
+        buffer_lengths)
+    ids, scores = finish(searched, lambda *rows: _beam_results(*rows, steps, alpha), carried)
+    return ids, scores, steps
 
 
 def search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
