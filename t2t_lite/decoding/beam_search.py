@@ -202,16 +202,13 @@ def greedy_search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
     return ids[:, :steps]
 
 
-# When beam search stops searching an input.
-STOP_RULES = {
-    # Once no alive hypothesis can enter its finished set: the beam_size best
-    # hypotheses the search can find (tensor2tensor's rule).
-    "exact": "no alive hypothesis can still make the finished ones",
-    # Once beam_size hypotheses have finished, as fairseq and CTranslate2 (patience
-    # 1) stop: with alpha > 0 a longer hypothesis might still have scored higher,
-    # but far fewer steps run (a third of the exact rule's on Multi30k).
-    "beam_finished": "beam_size hypotheses have finished",
-}
+# When beam search stops searching an input (the decode hparam stop_rule):
+# "exact" once no alive hypothesis can enter its finished set, so that it returns
+# the beam_size best hypotheses the search can find (tensor2tensor's rule);
+# "beam_finished" once beam_size hypotheses have finished, as fairseq and
+# CTranslate2 (patience 1) stop: with alpha > 0 a longer hypothesis might still
+# have scored higher, but fewer steps run (about half on Multi30k at alpha 1.0).
+STOP_RULES = ("exact", "beam_finished")
 
 
 def check_stop_rule(stop_rule: str) -> None:
@@ -363,8 +360,9 @@ def search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
             constraint: DecodeConstraint | None, buffer_lengths: list[int] | None = None,
             stop_rule: str = "exact") -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """Beam search, or greedy for one beam -> (ids [B, beam, max_decode_length],
-    scores [B, beam], steps run). Fixed shapes throughout (XLA can compile it, with
-    ``buffer_lengths``: see ``_decode_while``); the callers cut ids to the steps run.
+    scores [B, beam], steps run). With ``buffer_lengths`` (``_decode_while``) every
+    shape is fixed, as XLA needs (no item leaves the batch); the callers cut ids to
+    the steps run.
     ``stop_rule`` (``STOP_RULES``) applies to beams of two or more."""
     check_stop_rule(stop_rule)
     if beam_size == 1:

@@ -13,6 +13,7 @@ import dataclasses
 from typing import Any
 
 from t2t_lite.data.problem import Problem
+from t2t_lite.decoding.beam_search import STOP_RULES
 from t2t_lite.hparam import HParams, at_least, one_of
 
 # Each key with its range (t2t_lite/hparam.py).
@@ -21,7 +22,7 @@ DECODE_DEFAULTS = {
     "alpha": at_least(0, 0.6),        # length penalty exponent: ((5 + length) / 6) ** alpha
     # When beam search stops an input (t2t_lite.decoding.beam_search.STOP_RULES):
     # "exact" (tensor2tensor's) or "beam_finished" (fairseq's and CTranslate2's).
-    "stop_rule": one_of("exact", "beam_finished"),
+    "stop_rule": one_of(*STOP_RULES),
     "extra_length": at_least(0, 50),  # max decode length = input length + extra_length
     "batch_size": at_least(1, 32),    # lines per search call
     "return_beams": False,            # write every beam, tab-separated, best first

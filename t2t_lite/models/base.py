@@ -21,8 +21,8 @@ Decoding contract (what ``t2t_lite.decoding`` relies on):
   ``fixed_decode_state_keys`` name tensors ``decode_step`` only reads (the
   encoder's output and its projections): the search never reorders or copies
   them.
-* Beam search drops the inputs it has settled from its batch, so that the
-  inputs still searching do not pay for them: ``select_decode_items(state,
+* Beam and greedy search drop the inputs they are done with from their batch,
+  so that the inputs still searching do not pay for them: ``select_decode_items(state,
   items, beam_size)`` keeps the inputs ``items`` only (of the fixed part and of
   the changing part). By default every tensor keeps the rows of those inputs'
   hypotheses (``repeat_for_beams``' layout); a model whose state holds its
