@@ -221,17 +221,40 @@ class WholeBatchModel(InputLengthModel):
         return {key: tf.gather(value, rows) for key, value in state.items()}
 
 
+class PerInputLengthModel(InputLengthModel):
+    """Keeps its input lengths once per input, as a fixed state read by every
+    hypothesis of the input: the default ``select_decode_items`` must keep those
+    rows by input, the others by hypothesis."""
+
+    def initial_decode_state(self, encoded, max_decode_length, beam_size=1):
+        return {"length": encoded["length"], "beams": tf.zeros([tf.shape(
+            encoded["length"])[0] * beam_size])}
+
+    def fixed_decode_state_keys(self):
+        return frozenset(["length"])
+
+    def decode_step(self, ids, step, state):
+        beams = tf.shape(ids)[0] // tf.shape(state["length"])[0]
+        logits, _ = super().decode_step(
+            ids, step, {"length": tf.repeat(state["length"], beams)})
+        return logits, state
+
+
 def test_settled_items_leave_the_batch_with_the_results_they_would_have_had():
     # Inputs of 2 to 9 tokens: the short ones settle long before the longest.
     inputs = np.array([[2, 3, 4, 1] + [0] * 5, [5, 1] + [0] * 7, [3] * 8 + [1],
                        [4, 2, 1] + [0] * 6], np.int32)
     decoded = {}
-    for model in (InputLengthModel(), WholeBatchModel()):
+    for model in (InputLengthModel(), WholeBatchModel(), PerInputLengthModel()):
         ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=0.6)(inputs, 20)
         decoded[type(model)] = ids.numpy(), scores.numpy(), int(model.rows_stepped.numpy())
     assert WholeBatchModel().selects_decode_items is False
     ids, scores, rows = decoded[InputLengthModel]
     whole_ids, whole_scores, whole_rows = decoded[WholeBatchModel]
+    per_input_ids, per_input_scores, per_input_rows = decoded[PerInputLengthModel]
+    np.testing.assert_array_equal(per_input_ids, ids)
+    np.testing.assert_allclose(per_input_scores, scores, atol=1e-6)
+    assert per_input_rows == rows
     np.testing.assert_array_equal(ids, whole_ids)
     np.testing.assert_allclose(scores, whole_scores, atol=1e-6)
     assert whole_rows == ids.shape[-1] * 4 * 2  # every step on every hypothesis

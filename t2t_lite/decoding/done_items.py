@@ -47,6 +47,7 @@ def drop_done_items(model: Any, beam_size: int, done: tf.Tensor, searched: list,
     outputs, and every per-item tensor (``searched``, [B', ...]) and decode state
     without them -> (searched, carried, state, constraint_state)."""
     count = tf.reduce_sum(tf.cast(done, tf.int32))
+    batch_size = tf.shape(done)[0]
 
     def drop():
         finished_rows = tf.cast(tf.where(done)[:, 0], tf.int32)
@@ -58,12 +59,13 @@ def drop_done_items(model: Any, beam_size: int, done: tf.Tensor, searched: list,
                 {"items": tf.gather(carried["items"], kept),
                  "outputs": [tf.tensor_scatter_nd_update(output, at, final)
                              for output, final in zip(carried["outputs"], finals)],
-                 "fixed": model.select_decode_items(carried["fixed"], kept, beam_size)},
-                model.select_decode_items(state, kept, beam_size),
+                 "fixed": model.select_decode_items(carried["fixed"], kept, beam_size,
+                                                    batch_size)},
+                model.select_decode_items(state, kept, beam_size, batch_size),
                 tf.nest.map_structure(lambda t: tf.gather(t, rows), constraint_state))
 
     worth_it = tf.logical_and(count > 0, tf.cast(count, tf.float32) >= (
-        SETTLED_FRACTION_TO_DROP * tf.cast(tf.shape(done)[0], tf.float32)))
+        SETTLED_FRACTION_TO_DROP * tf.cast(batch_size, tf.float32)))
     return tf.cond(worth_it, drop, lambda: (searched, carried, state, constraint_state))
 
 

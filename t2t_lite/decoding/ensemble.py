@@ -66,9 +66,9 @@ class Ensemble:
     def reorder_decode_state(self, state: dict[str, Any], rows: tf.Tensor) -> dict[str, Any]:
         return self._each("reorder_decode_state", state, rows)
 
-    def select_decode_items(self, state: dict[str, Any], items: tf.Tensor,
-                            beam_size: int) -> dict[str, Any]:
-        return self._each("select_decode_items", state, items, beam_size)
+    def select_decode_items(self, state: dict[str, Any], items: tf.Tensor, beam_size: int,
+                            batch_size: tf.Tensor) -> dict[str, Any]:
+        return self._each("select_decode_items", state, items, beam_size, batch_size)
 
     @property
     def selects_decode_items(self) -> bool:

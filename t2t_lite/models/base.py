@@ -23,10 +23,11 @@ Decoding contract (what ``t2t_lite.decoding`` relies on):
   them.
 * Beam and greedy search drop the inputs they are done with from their batch,
   so that the inputs still searching do not pay for them: ``select_decode_items(state,
-  items, beam_size)`` keeps the inputs ``items`` only (of the fixed part and of
-  the changing part). By default every tensor keeps the rows of those inputs'
-  hypotheses (``repeat_for_beams``' layout); a model whose state holds its
-  rows otherwise overrides it (the Transformer keeps one row per input). A
+  items, beam_size, batch_size)`` keeps the inputs ``items`` only (of the fixed
+  part and of the changing part). By default a tensor of one row per input
+  (``batch_size`` rows) keeps rows ``items``, any other those of their
+  hypotheses (``repeat_for_beams``' layout); a model may do it more simply (the
+  Transformer, whose rows are all per input). A
   model that overrides ``reorder_decode_state`` but not ``select_decode_items``
   is searched with its whole batch to the end (``selects_decode_items``).
 * ``decode_step`` returns a state whose tensors have the shapes and dtypes of
@@ -154,12 +155,20 @@ class Seq2SeqModel(keras.Model, abc.ABC):
         return tf.nest.map_structure(lambda tensor: tf.gather(tensor, rows), state)
 
     def select_decode_items(self, state: dict[str, tf.Tensor], items: tf.Tensor,
-                            beam_size: int) -> dict[str, tf.Tensor]:
+                            beam_size: int, batch_size: tf.Tensor) -> dict[str, tf.Tensor]:
         """The part of a decode state (fixed or changing) of the inputs ``items``
-        (int32 [B'], batch indices in ascending order) only: by default every
-        tensor's rows of their hypotheses (``repeat_for_beams``' layout)."""
+        (int32 [B'], indices in ascending order into the ``batch_size`` inputs the
+        state holds) only. By default a tensor of ``batch_size`` rows (one per
+        input, as a model may keep its fixed state) keeps rows ``items``; any other
+        keeps the rows of their hypotheses (``repeat_for_beams``' layout)."""
         rows = hypothesis_rows(items, beam_size)
-        return tf.nest.map_structure(lambda tensor: tf.gather(tensor, rows), state)
+
+        def select(tensor: tf.Tensor) -> tf.Tensor:
+            if beam_size == 1:
+                return tf.gather(tensor, items)
+            return tf.cond(tf.equal(tf.shape(tensor)[0], batch_size),
+                           lambda: tf.gather(tensor, items), lambda: tf.gather(tensor, rows))
+        return tf.nest.map_structure(select, state)
 
     @property
     def selects_decode_items(self) -> bool:

@@ -207,7 +207,7 @@ class Transformer(Seq2SeqModel):
         return {**state, "ancestry": tf.gather(state["ancestry"], parents, batch_dims=1)}
 
     def select_decode_items(self, state: dict[str, tf.Tensor], items: tf.Tensor,
-                            beam_size: int) -> dict[str, tf.Tensor]:
+                            beam_size: int, batch_size: tf.Tensor) -> dict[str, tf.Tensor]:
         """Every tensor holds one row per input: the rows of ``items``."""
         return {key: tf.gather(value, items) for key, value in state.items()}
 
