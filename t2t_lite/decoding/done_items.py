@@ -25,6 +25,12 @@ Results = Callable[..., tuple]
 SETTLED_FRACTION_TO_DROP = 1 / 8
 
 
+def _written(outputs: list, items: tf.Tensor, finals: tuple) -> list:
+    """``outputs`` [B, ...] with the rows of batch indices ``items`` set to ``finals``."""
+    return [tf.tensor_scatter_nd_update(output, items[:, None], final)
+            for output, final in zip(outputs, finals)]
+
+
 def carried_state(model: Any, buffer_lengths: list[int] | None, batch: tf.Tensor,
                   outputs: list, fixed: dict) -> dict:
     """What a loop that drops its done items carries besides its search: the batch
@@ -52,13 +58,12 @@ def drop_done_items(model: Any, beam_size: int, done: tf.Tensor, searched: list,
     def drop():
         finished_rows = tf.cast(tf.where(done)[:, 0], tf.int32)
         kept = tf.cast(tf.where(tf.logical_not(done))[:, 0], tf.int32)
-        at = tf.gather(carried["items"], finished_rows)[:, None]
         finals = results(*(tf.gather(t, finished_rows) for t in searched))
         rows = hypothesis_rows(kept, beam_size)
         return ([tf.gather(t, kept) for t in searched],
                 {"items": tf.gather(carried["items"], kept),
-                 "outputs": [tf.tensor_scatter_nd_update(output, at, final)
-                             for output, final in zip(carried["outputs"], finals)],
+                 "outputs": _written(carried["outputs"],
+                                     tf.gather(carried["items"], finished_rows), finals),
                  "fixed": model.select_decode_items(carried["fixed"], kept, beam_size,
                                                     batch_size)},
                 model.select_decode_items(state, kept, beam_size, batch_size),
@@ -73,8 +78,4 @@ def finish(searched: list, results: Results, carried: dict) -> list:
     """The search's outputs once its loop ends: ``results`` of the items still in
     it, written among those dropped before when the loop dropped any."""
     finals = results(*searched)
-    if not carried:
-        return list(finals)
-    at = carried["items"][:, None]
-    return [tf.tensor_scatter_nd_update(output, at, final)
-            for output, final in zip(carried["outputs"], finals)]
+    return _written(carried["outputs"], carried["items"], finals) if carried else list(finals)
