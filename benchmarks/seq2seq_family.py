@@ -11,6 +11,11 @@ command a user would run; their outputs land in ``--root/<row>/``.
     python benchmarks/seq2seq_family.py                     # Multi30k En->De, 30 min a row
     python benchmarks/seq2seq_family.py --suite=parsing     # the treebank sample
     python benchmarks/seq2seq_family.py --rows=transformer,luong_dot --minutes=5
+    python benchmarks/seq2seq_family.py --rows=luong_local_m --train_steps=5212
+
+``--train_steps`` gives a row a step budget instead of a wall-clock one, to add a
+row measured on another machine to a table whose rows ran for ``--minutes`` (a
+step budget compares the models, where minutes on two CPUs would not).
 
 Prints a Markdown table, also written to ``--root/table.md`` (with the raw
 figures in ``results.json``). A row whose results are already in
@@ -50,6 +55,8 @@ TRANSLATION_ROWS = [
         "attention_score=general"),
     Row("luong_concat", "lstm_seq2seq_attention_luong", "lstm_luong_multi30k",
         "attention_score=concat"),
+    Row("luong_local_m", "lstm_seq2seq_attention_luong", "lstm_luong_multi30k",
+        "attention_score=general,attention_scope=local_m"),
     Row("luong_local_p", "lstm_seq2seq_attention_luong", "lstm_luong_multi30k",
         "attention_score=general,attention_scope=local_p"),
 ]
@@ -91,14 +98,22 @@ def run_row(row: Row, args: argparse.Namespace, problem: str, split: str, decode
     os.makedirs(out, exist_ok=True)
     log = os.path.join(out, "log.txt")
     source, reference = eval_files
+    if args.train_steps:  # checkpoints at the same fractions of the run as by minutes
+        every = max(1, round(args.train_steps * args.save_minutes / args.minutes))
+        budget = [f"--train_steps={args.train_steps}", f"--save_checkpoints_steps={every}"]
+    else:
+        budget = ["--train_steps=100000000", f"--train_minutes={args.minutes}",
+                  "--save_checkpoints_steps=100000000",
+                  f"--save_checkpoints_minutes={args.save_minutes}"]
+    threads = ([f"--intra_op_parallelism_threads={args.op_threads}",
+                f"--inter_op_parallelism_threads={args.op_threads}"] if args.op_threads else [])
+    started = time.monotonic()
     trained = run(["t2t-trainer", f"--problem={problem}", f"--model={row.model}",
                    f"--hparams_set={row.hparams_set}", f"--hparams={row.hparams}",
                    f"--data_dir={args.root}/data", f"--output_dir={out}/train",
-                   "--train_steps=100000000", f"--train_minutes={args.minutes}",
-                   "--save_checkpoints_steps=100000000",
-                   f"--save_checkpoints_minutes={args.save_minutes}",
-                   "--keep_checkpoint_max=100", "--eval_every_steps=1000",
-                   "--eval_batches=20"], log)
+                   *budget, "--keep_checkpoint_max=100", "--eval_every_steps=1000",
+                   "--eval_batches=20", *threads], log)
+    train_minutes = (time.monotonic() - started) / 60
     summary = json.loads(trained.strip().splitlines()[-1])
     run(["t2t-avg-all", f"--model_dir={out}/train", f"--output_dir={out}/avg",
          f"--n={args.average}"], log)
@@ -107,6 +122,7 @@ def run_row(row: Row, args: argparse.Namespace, problem: str, split: str, decode
                    f"--decode_from_file={source}", f"--decode_to_file={out}/decoded",
                    f"--decode_reference={reference}"], log)
     result = {"row": dataclasses.asdict(row), "steps": summary["step"],
+              "train_minutes": train_minutes,
               "dev_loss": summary["loss"], "parameters": summary["parameters"],
               "train_target_tokens_per_s": summary["train_target_tokens_per_s"],
               "decode_seconds": time.monotonic() - started}
@@ -130,8 +146,7 @@ def table(results: list[dict], minutes: float) -> str:
     buckets = [] if parsing else list(results[0]["bleu_by_length"])
     lines = [f"| model | hparams | {score_header} | "
              + "".join(f"BLEU, {b} words | " for b in buckets)
-             + "parameters | train tokens/s | steps in "
-             f"{minutes:g} min | decode s |",
+             + "parameters | train tokens/s | training | decode s |",
              "|" + " --- |" * (7 + len(buckets))]
     for r in results:
         row = r["row"]
@@ -142,7 +157,8 @@ def table(results: list[dict], minutes: float) -> str:
                      + "".join(f"{r['bleu_by_length'].get(b, float('nan')):.1f} | "
                                for b in buckets)
                      + f"{r['parameters'] / 1e6:.1f}M | {r['train_target_tokens_per_s']:,.0f} | "
-                     f"{r['steps']:,} | {r['decode_seconds']:.0f} |")
+                     f"{r['steps']:,} steps, {r.get('train_minutes', minutes):.0f} min | "
+                     f"{r['decode_seconds']:.0f} |")
     return "\n".join(lines)
 
 
@@ -153,6 +169,11 @@ def main() -> None:
     parser.add_argument("--minutes", type=common.positive_float, default=30.0)
     parser.add_argument("--save_minutes", type=common.positive_float, default=2.0)
     parser.add_argument("--average", type=common.at_least(1), default=5)
+    parser.add_argument("--train_steps", type=common.at_least(1), default=None,
+                        help="train each row this many steps instead of --minutes, "
+                        "a checkpoint every save_minutes/minutes of them")
+    parser.add_argument("--op_threads", type=common.at_least(1), default=None,
+                        help="TensorFlow op threads for training (default: its own)")
     parser.add_argument("--root", default="")
     args = parser.parse_args()
     problem, split, raw_dir, decode, rows = SUITES[args.suite]
