@@ -117,15 +117,15 @@ def test_incremental_decoding_matches_full_forward(normalize_before, position_em
 
 def test_decode_state_is_once_per_input_with_cache_buffers_written_a_step_at_a_time():
     """Beam 3, 6 steps: the memory and the cache buffers are per input (B rows) and
-    hold every step from the start (rounded up to a block of 32 steps); a step writes
+    hold every step from the start (rounded up to a block of 8 steps); a step writes
     the beam's three entries of its own and nothing else; only the ancestry is per
     hypothesis."""
     model = tiny_model()
     state = model.initial_decode_state(model.encode(INPUTS), tf.constant(6), beam_size=3)
     assert all(value.shape[0] == 2 for value in state.values())
-    assert state["decoder_0/keys"].shape == (2, 2, 96, 8)  # 32 steps x 3 hypotheses
+    assert state["decoder_0/keys"].shape == (2, 2, 24, 8)  # 8 steps x 3 hypotheses
     assert state["decoder_1/memory_values"].shape == (2, 2, 4, 8)
-    np.testing.assert_array_equal(state["ancestry"], -np.ones([2, 3, 32]))
+    np.testing.assert_array_equal(state["ancestry"], -np.ones([2, 3, 8]))
     fixed = model.fixed_decode_state_keys()
     assert fixed == {"encoder_padding", "decoder_0/memory_keys", "decoder_0/memory_values",
                      "decoder_1/memory_keys", "decoder_1/memory_values"}
@@ -133,7 +133,7 @@ def test_decode_state_is_once_per_input_with_cache_buffers_written_a_step_at_a_t
     logits, new_state = model.decode_step(tf.ones([6], tf.int32), tf.constant(1), new_state)
     assert logits.shape == (6, VOCAB)
     values = new_state["decoder_0/values"].numpy()
-    assert values.shape == (2, 2, 96, 8)
+    assert values.shape == (2, 2, 24, 8)
     assert np.all(np.abs(values[:, :, :6]).sum(axis=-1) > 0)  # steps 0 and 1 written
     assert not values[:, :, 6:].any()  # later steps untouched
     np.testing.assert_array_equal(new_state["ancestry"][:, :, :3],
