@@ -107,13 +107,14 @@ def run_row(row: Row, args: argparse.Namespace, problem: str, split: str, decode
                   f"--save_checkpoints_minutes={args.save_minutes}"]
     threads = ([f"--intra_op_parallelism_threads={args.op_threads}",
                 f"--inter_op_parallelism_threads={args.op_threads}"] if args.op_threads else [])
-    started = time.monotonic()
+    training_started = time.monotonic()
     trained = run(["t2t-trainer", f"--problem={problem}", f"--model={row.model}",
                    f"--hparams_set={row.hparams_set}", f"--hparams={row.hparams}",
                    f"--data_dir={args.root}/data", f"--output_dir={out}/train",
                    *budget, "--keep_checkpoint_max=100", "--eval_every_steps=1000",
                    "--eval_batches=20", *threads], log)
-    train_minutes = (time.monotonic() - started) / 60
+    # A resumed row (its run was interrupted) counts the minutes since it resumed.
+    train_minutes = (time.monotonic() - training_started) / 60
     summary = json.loads(trained.strip().splitlines()[-1])
     run(["t2t-avg-all", f"--model_dir={out}/train", f"--output_dir={out}/avg",
          f"--n={args.average}"], log)
