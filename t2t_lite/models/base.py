@@ -161,11 +161,11 @@ class Seq2SeqModel(keras.Model, abc.ABC):
         state holds) only. By default a tensor of ``batch_size`` rows (one per
         input, as a model may keep its fixed state) keeps rows ``items``; any other
         keeps the rows of their hypotheses (``repeat_for_beams``' layout)."""
+        if beam_size == 1:  # one row per input, whatever the tensor
+            return tf.nest.map_structure(lambda tensor: tf.gather(tensor, items), state)
         rows = hypothesis_rows(items, beam_size)
 
         def select(tensor: tf.Tensor) -> tf.Tensor:
-            if beam_size == 1:
-                return tf.gather(tensor, items)
             return tf.cond(tf.equal(tf.shape(tensor)[0], batch_size),
                            lambda: tf.gather(tensor, items), lambda: tf.gather(tensor, rows))
         return tf.nest.map_structure(select, state)
