@@ -189,7 +189,7 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | i
     return (*finish(searched, results, carried), steps)
 
 
-@tf.function(reduce_retracing=True)
+@tf.function(reduce_retracing=True, autograph=False)
 def greedy_search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
                   eos_id: int = EOS_ID, allow_eos: bool = True,
                   constraint: DecodeConstraint | None = None) -> tf.Tensor:
@@ -374,7 +374,7 @@ def search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                       constraint, buffer_lengths, stop_rule)
 
 
-@tf.function(reduce_retracing=True)
+@tf.function(reduce_retracing=True, autograph=False)
 def beam_search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                 max_decode_length: tf.Tensor, eos_id: int = EOS_ID, allow_eos: bool = True,
                 constraint: DecodeConstraint | None = None,

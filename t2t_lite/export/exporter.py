@@ -67,8 +67,8 @@ class ExportModule(tf.Module):
         self.target_codec = (self.input_codec if decoding.target_encoder is decoding.encoder
                              else graph_codec(decoding.target_encoder))
         self._problem = problem
-        self.serve = tf.function(self._serve, input_signature=[STRINGS])
-        self.beams = tf.function(self._beams, input_signature=[STRINGS])
+        self.serve = tf.function(self._serve, input_signature=[STRINGS], autograph=False)
+        self.beams = tf.function(self._beams, input_signature=[STRINGS], autograph=False)
 
     def _serve(self, inputs: tf.Tensor) -> dict[str, tf.Tensor]:
         outputs, scores = self._decode(inputs)

@@ -227,11 +227,12 @@ class Trainer:
     def _make_train_fn(self):
         micro_batches = self.hparams.gradient_accumulation_steps
         # XLA compiles the step's math (one program per batch shape); reading the
-        # input iterator stays outside, where XLA cannot go.
-        replica_step = (tf.function(self._replica_step, jit_compile=True) if self.hparams.xla
-                        else self._replica_step)
+        # input iterator stays outside, where XLA cannot go. No autograph (as in
+        # decoding: search_decoder.py): model code writes its loops as tf.while_loop.
+        replica_step = (tf.function(self._replica_step, jit_compile=True, autograph=False)
+                        if self.hparams.xla else self._replica_step)
 
-        @tf.function
+        @tf.function(autograph=False)
         def train_step(iterator):
             batches = [next(iterator) for _ in range(micro_batches)]
             per_replica = self.strategy.run(replica_step, args=(batches,))
