@@ -88,8 +88,8 @@ class BeamSearchDecoder:
     def _search_for(self, max_decode_length: int) -> Any:
         """The tf.function that decodes up to ``max_decode_length`` tokens."""
         key = max_decode_length if self.jit_compile else None
-        # autograph=False here and on every tf.function of the model and search code:
-        # their loops are tf.while_loops already, and autograph rewriting that code
+        # autograph=False here, in beam_search.py, the export and the training step: the
+        # search and model loops are tf.while_loops already, and autograph rewriting them
         # was most of a decode's first trace (t2t-decoder, 64 lines of Multi30k val,
         # tiny model: 11-13 -> 4-5 s on a 2-core AMD EPYC).
         if key not in self._searches:
