@@ -348,6 +348,9 @@ class Trainer:
             tf.summary.scalar("learning_rate", lr)
 
     # ----- evaluation -----
+    # Not converted by autograph (evaluate's loop over the dataset is): converting
+    # the model's code took a third of a first evaluation (the tests' small models).
+    @tf.autograph.experimental.do_not_convert
     def _eval_replica(self, batch: dict) -> tf.Tensor:
         targets = batch["targets"]
         logits = self.model(batch, training=False)
