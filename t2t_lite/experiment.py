@@ -22,6 +22,7 @@ from typing import Any
 from t2t_lite import registry
 from t2t_lite.data.problem import Problem
 from t2t_lite.hparam import HParams, from_source
+from t2t_lite.hparams.common import basic_params
 from t2t_lite.precision import dtype_policy
 
 HPARAMS_FILE = "hparams.json"
@@ -134,10 +135,45 @@ def resolve(problem_name: str | None, model_name: str | None, hparams_set: str |
     saved_values = hparams.values()
     if hparams_overrides:
         hparams.parse(hparams_overrides, source="--hparams")
+    _check_model_reads_the_set(model_name, hparams_set, hparams)
     experiment = Experiment(problem, model_name, hparams_set, hparams, data_dir, output_dir)
     if record is not None and _has_checkpoint(output_dir):
         _check_architecture_unchanged(experiment, saved_values, record)
     return experiment
+
+
+def model_keys(model_name: str) -> set[str]:
+    """The hparams keys a model declares that it reads (the trainer's come on top)."""
+    cls = registry.models[model_name]
+    return set(cls.architecture_hparams + cls.required_hparams)
+
+
+def _check_model_reads_the_set(model_name: str, hparams_set: str, hparams: HParams) -> None:
+    # A set made for another model holds that model's keys: attention keys under a
+    # model without attention would be ignored, and a run asked for
+    # attention_score=dot would train without attention, with exit 0.
+    trainers = set(basic_params().values())
+    unread, owners = set(), set()
+    for other in registry.models.names():
+        keys = (model_keys(other) - model_keys(model_name) - trainers) & set(hparams.values())
+        unread |= keys
+        owners |= {other} if keys else set()
+    if unread:
+        sets = ", ".join(sets_made_for(model_name)) or "none registered"
+        raise ExperimentError(
+            f"model {model_name} reads no {', '.join(sorted(unread))} (keys of "
+            f"{', '.join(sorted(owners))}), which hparams set {hparams_set} holds: they would "
+            f"be ignored; use a set made for {model_name} ({sets}) or the model the set is "
+            "made for (a model of your own lists the keys it reads in architecture_hparams "
+            "or required_hparams)")
+
+
+def sets_made_for(model_name: str) -> list[str]:
+    """The registered hparams sets whose every key the model or the trainer reads, and
+    which hold every key the model reads."""
+    own, trainers = model_keys(model_name), set(basic_params().values())
+    return [name for name in registry.hparams_sets.names()
+            if own <= set(registry.hparams_sets[name]().values()) <= own | trainers]
 
 
 def _has_checkpoint(output_dir: str) -> bool:

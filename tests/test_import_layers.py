@@ -33,7 +33,7 @@ ALLOWED: dict[str, set[str]] = {
     "models": GROUND | {"models", "layers", "hparams"},
     # The search sees a model through its interface only, never models/.
     "decoding": GROUND | {"decoding", "data", "metrics"},
-    "experiment": GROUND | {"data"},
+    "experiment": GROUND | {"data", "hparams"},
     "training": GROUND | {"training", "data", "hparams", "experiment"},
     # A CTranslate2 export restates the Transformer's layers in CTranslate2's spec.
     "export": GROUND | {"export", "data", "decoding", "models", "layers"},

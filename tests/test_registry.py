@@ -139,3 +139,15 @@ def test_errors_inside_our_code_keep_their_traceback(tmp_path, usr_dir_import):
         "__init__.py": "from t2t_lite.registry import snake_case\nsnake_case(None)\n"})
     with pytest.raises(TypeError):
         usr_dir_import(path)
+
+
+def test_every_registered_hparams_set_is_made_for_a_model():
+    """No set holds a key that nobody reads (it would be ignored, T2T's untyped magic keys):
+    every key of every set is the trainer's or one model's, which reads them all."""
+    from t2t_lite.experiment import sets_made_for
+    load_builtins()
+    made = {name for model in registry.models.names() for name in sets_made_for(model)}
+    ours = [name for name in registry.hparams_sets.names()
+            if registry.hparams_sets[name].__module__.startswith("t2t_lite.")]
+    assert len(ours) > 40 and [name for name in ours if name not in made] == []
+    assert sets_made_for("lstm_seq2seq") == ["lstm_seq2seq_multi30k", "lstm_sutskever"]
