@@ -26,6 +26,7 @@ from t2t_lite.hparams.common import LOSS_NORMALIZERS
 from t2t_lite.progress import format_duration
 from t2t_lite.training.checkpoints import training_checkpoint
 from t2t_lite.training.distribute import is_chief, num_workers
+from t2t_lite.training.evaluation import TeacherForcedEvaluation
 from t2t_lite.training.loop_state import EarlyStopping, NonFiniteSteps, Window
 from t2t_lite.training.losses import smoothed_cross_entropy
 from t2t_lite.training.optimizers import make_optimizer
@@ -98,13 +99,14 @@ class Trainer:
             self.checkpoint, experiment.output_dir, self.strategy, options.keep_checkpoint_max,
             options.keep_checkpoint_every_n_hours)
         self._train_fn = None
-        self._eval_fn = None
         self._agree_fn = None
         self._deadline: float | None = None  # of --train_minutes, while training
         # Time in training steps (the first step of a run, which traces, left out).
         self.steady_seconds = 0.0
         self.steady_target_tokens = 0.0
-        self._eval_datasets: dict[str, tf.distribute.DistributedDataset] = {}
+        self._evaluation = TeacherForcedEvaluation(
+            self.model, self.strategy, lambda split: self._batches(split, training=False),
+            options.eval_batches)
 
     @property
     def step(self) -> int:
@@ -348,42 +350,9 @@ class Trainer:
             tf.summary.scalar("learning_rate", lr)
 
     # ----- evaluation -----
-    # Not converted by autograph (evaluate's loop over the dataset is): converting
-    # the model's code took a third of a first evaluation (the tests' small models).
-    @tf.autograph.experimental.do_not_convert
-    def _eval_replica(self, batch: dict) -> tf.Tensor:
-        targets = batch["targets"]
-        logits = self.model(batch, training=False)
-        loss_sum, tokens = smoothed_cross_entropy(logits, targets, 0.0)
-        nonpad = targets != PAD_ID
-        correct = tf.logical_and(tf.argmax(logits, -1, output_type=tf.int32) == targets, nonpad)
-        seq_correct = tf.reduce_all(tf.logical_or(correct, tf.logical_not(nonpad)), axis=1)
-        return tf.stack([loss_sum, tokens, tf.reduce_sum(tf.cast(correct, tf.float32)),
-                         tf.reduce_sum(tf.cast(seq_correct, tf.float32)),
-                         tf.cast(tf.shape(targets)[0], tf.float32)])
-
     def evaluate(self, split: str = "dev") -> dict[str, float]:
         """Teacher-forced loss, perplexity, token and sequence accuracy on ``split``."""
-        if self._eval_fn is None:
-            @tf.function
-            def eval_all(dist_dataset):
-                totals = tf.zeros([5])
-                for batch in dist_dataset:
-                    per_replica = self.strategy.run(self._eval_replica, args=(batch,))
-                    totals += self.strategy.reduce(SUM, per_replica, axis=None)
-                return totals
-            self._eval_fn = eval_all
-        if split not in self._eval_datasets:  # built once: a new one would retrace eval_all
-            dataset = self._batches(split, training=False)
-            if self.options.eval_batches:
-                dataset = dataset.take(self.options.eval_batches)
-            self._eval_datasets[split] = self.strategy.experimental_distribute_dataset(dataset)
-        loss, tokens, correct, seq_correct, seqs = self._eval_fn(
-            self._eval_datasets[split]).numpy().tolist()
-        metrics = {"loss": loss / max(tokens, 1.0),
-                   "accuracy": correct / max(tokens, 1.0),
-                   "sequence_accuracy": seq_correct / max(seqs, 1.0)}
-        metrics["perplexity"] = float(tf.exp(metrics["loss"]))
+        metrics = self._evaluation(split)
         logging.info("eval %s at step %d: %s", split, self.step,
                      ", ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
         writer = self._writer(split)
