@@ -76,6 +76,13 @@ DAMAGED = {"files/absent.txt", "files/a_dir", "files/nul.txt", "files/latin1.txt
            "files/plain.gz"}
 # Values no flag or hparam of the drawn ones accepts (--seed takes any finite int).
 REFUSED = {"nan", "inf", "-inf", "1e999", "-1", "", "two", "x", "abc", "[1,2]", "[]"}
+# Models and hparams sets: a pair whose set is not made for its model must be refused
+# (the set's keys the model does not read would be ignored).
+MODELS = ["transformer", "lstm_seq2seq", "lstm_seq2seq_attention_luong", "nope"]
+SETS = ["my_very_small_transformer", "lstm_luong_multi30k", "lstm_seq2seq_multi30k", "nope"]
+MADE_FOR = {("transformer", "my_very_small_transformer"),
+            ("lstm_seq2seq_attention_luong", "lstm_luong_multi30k"),
+            ("lstm_seq2seq", "lstm_seq2seq_multi30k")}
 CHECKPOINTS = ["run/ckpt-4", "run/ckpt-99", "truncated_run/ckpt-4", "files/notes.txt",
                "run", ""]
 
@@ -153,7 +160,8 @@ COMMANDS = [
         "--output_dir": FOLDERS, "--data_dir": FOLDERS, "--hparams": ["hparams"],
         "--train_steps": INTS, "--eval_every_steps": INTS, "--save_checkpoints_steps": INTS,
         "--keep_checkpoint_max": INTS, "--train_minutes": FLOATS, "--log_every_steps": INTS,
-        "--eval_batches": INTS, "--save_checkpoints_minutes": FLOATS, "--seed": INTS},
+        "--eval_batches": INTS, "--save_checkpoints_minutes": FLOATS, "--seed": INTS,
+        "--model": MODELS, "--hparams_set": SETS},
         COMMON + ["--data_dir={data}", "--output_dir={run}", "--train_steps=6",
                   "--schedule=train", "--log_every_steps=1"], trainer_outputs, 10),
     Command("t2t-avg-all", t2t_avg_all.main, {
@@ -202,6 +210,11 @@ def must_refuse(command: Command, drawn: dict[str, str]) -> list[str]:
             refused.append(flag)
         elif value in DAMAGED:
             refused.append(flag)
+    if "--model" in drawn or "--hparams_set" in drawn:
+        pair = (drawn.get("--model", "transformer"),
+                drawn.get("--hparams_set", "my_very_small_transformer"))
+        if pair not in MADE_FOR:
+            refused.append("--model with --hparams_set")
     return refused
 
 
