@@ -152,12 +152,12 @@ def _check_model_reads_the_set(model_name: str, hparams_set: str, hparams: HPara
     # A set made for another model holds that model's keys: attention keys under a
     # model without attention would be ignored, and a run asked for
     # attention_score=dot would train without attention, with exit 0.
+    own, held = model_keys(model_name), set(hparams.values())
     trainers = set(basic_params().values())
-    unread, owners = set(), set()
-    for other in registry.models.names():
-        keys = (model_keys(other) - model_keys(model_name) - trainers) & set(hparams.values())
-        unread |= keys
-        owners |= {other} if keys else set()
+    by_owner = {other: (model_keys(other) - own - trainers) & held
+                for other in registry.models.names()}
+    owners = [other for other, keys in by_owner.items() if keys]
+    unread = set().union(*by_owner.values())
     if unread:
         sets = ", ".join(sets_made_for(model_name)) or "none registered"
         raise ExperimentError(
