@@ -55,6 +55,9 @@ def ws(tmp_path_factory):
     (files / "packed.trees").write_bytes(gzip.compress(b"(S (NN a))\n"))
     (files / "damaged.gz").write_bytes(gzip.compress(b"0 1\n" * 1000)[:-20])
     (files / "a_folder").mkdir()
+    (root / "raw_multi30k").mkdir()  # Multi30k files of another version (sha256 differs)
+    for language in ("en", "de"):
+        (root / "raw_multi30k" / f"train.{language}.gz").write_bytes(gzip.compress(b"a b\n"))
     (files / "huge_line.txt").write_text("0 1\n" + "1 " * (1 << 20) + "\n")
     (files / "long_target.txt").write_text("0 1\t1 0\n1\t" + "0 " * 300 + "\n")
     (files / "deep.trees").write_text("(S (NN a))\n" + "(X " * 5000 + "(NN a)" + ")" * 5000 + "\n")

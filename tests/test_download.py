@@ -61,16 +61,30 @@ def test_a_truncated_download_is_removed_and_reported_in_one_line(tmp_path):
     assert os.listdir(tmp_path / "tmp") == []  # no file that looks complete
 
 
-def test_a_wrong_file_in_tmp_dir_is_replaced_by_a_good_download(tmp_path, caplog):
+def test_a_wrong_file_in_tmp_dir_is_refused_and_kept(tmp_path):
+    """Not ours (ours are checked before they take their name): a user's other version."""
     source = tmp_path / "remote.gz"
     source.write_bytes(b"good")
     tmp_dir = tmp_path / "tmp"
     tmp_dir.mkdir()
-    (tmp_dir / "corpus.gz").write_bytes(b"goo")  # an earlier download, cut short
-    (tmp_dir / "corpus.gz.incomplete").mkdir()   # and what a killed one left
+    (tmp_dir / "corpus.gz").write_bytes(b"goo")  # cut short by another tool, or edited
+    with pytest.raises(DownloadError) as info:
+        maybe_download(str(tmp_dir), "corpus.gz", source.as_uri(), sha(b"good"))
+    message = str(info.value)
+    assert "\n" not in message and str(tmp_dir / "corpus.gz") in message
+    assert sha(b"goo")[:12] in message and "nothing was changed" in message
+    assert os.listdir(tmp_dir) == ["corpus.gz"]
+    assert (tmp_dir / "corpus.gz").read_bytes() == b"goo"
+
+
+def test_what_a_killed_download_left_is_cleared_before_downloading(tmp_path):
+    source = tmp_path / "remote.gz"
+    source.write_bytes(b"good")
+    tmp_dir = tmp_path / "tmp"
+    (tmp_dir / "corpus.gz.incomplete").mkdir(parents=True)
+    (tmp_dir / "corpus.gz.incomplete" / "corpus.gz").write_bytes(b"go")
     path = maybe_download(str(tmp_dir), "corpus.gz", source.as_uri(), sha(b"good"))
-    assert open(path, "rb").read() == b"good" and sorted(os.listdir(tmp_dir)) == ["corpus.gz"]
-    assert "not the expected file" in caplog.text
+    assert open(path, "rb").read() == b"good" and os.listdir(tmp_dir) == ["corpus.gz"]
 
 
 def test_a_good_file_in_tmp_dir_is_used_without_network(tmp_path):

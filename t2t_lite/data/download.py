@@ -1,8 +1,10 @@
 """Verified fetch-if-absent downloads into ``tmp_dir``.
 
 A file already in ``tmp_dir`` is used as is when it has the expected sha256, so
-a user without network access can place the file there by hand. Otherwise it
-is fetched with ``keras.utils.get_file`` (a progress bar on a terminal) into a
+a user without network access can place the file there by hand; one with
+another hash is refused and left as it is (it is not ours: what we download is
+checked before it takes its name, so it may be a user's other version of the
+corpus). An absent file is fetched with ``keras.utils.get_file`` (a progress bar on a terminal) into a
 ``NAME.incomplete`` folder, checked against its sha256, and only then moved to
 its name: an interrupted or killed download never leaves a file that looks
 complete, and a truncated or wrong one is removed and reported in one line.
@@ -44,18 +46,19 @@ def maybe_download(tmp_dir: str, filename: str, url: str, sha256: str | None = N
     """The path of ``filename`` in ``tmp_dir``, downloaded from ``url`` if absent.
 
     With ``sha256`` (every file the library fetches has one) the file, whether
-    found or downloaded, must have that hash: a found file that does not is
-    removed and downloaded again; a downloaded one that does not is removed and
-    raises ``DownloadError``. Without it (a user's own URL) nothing is checked.
+    found or downloaded, must have that hash: a found file that does not raises
+    ``DownloadError`` and is kept; a downloaded one that does not is removed
+    and raises ``DownloadError``. Without it (a user's own URL) nothing is checked.
     """
     path = os.path.join(tmp_dir, filename)
     if os.path.exists(path):
-        if sha256 is None or sha256_of(path) == sha256:
+        if sha256 is None or (got := sha256_of(path)) == sha256:
             logger.info("using existing %s", path)
             return path
-        logger.warning("%s is not the expected file (sha256 differs: truncated or from "
-                       "elsewhere); removing it and downloading %s again", path, url)
-        os.remove(path)
+        raise DownloadError(f"{path} is not the expected file: sha256 {got[:12]}..., not "
+                            f"{sha256[:12]}... (cut short, or another version); nothing was "
+                            f"changed. Move it away to download {url} again, or give "
+                            f"another --tmp_dir")
     partial = path + ".incomplete"
     shutil.rmtree(partial, ignore_errors=True)  # what a killed download left
     os.makedirs(partial)
