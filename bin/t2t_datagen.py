@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 from typing import Sequence
 
 from t2t_lite.bin import common
@@ -25,6 +27,7 @@ def generate(argv: Sequence[str] | None) -> int:
     if common.load_registrations(args):
         return 0
     from t2t_lite import output_paths, registry
+    from t2t_lite.data import text_files
     for flag in ("problem", "data_dir"):
         if not getattr(args, flag):
             raise ValueError(f"--{flag} is required")
@@ -34,11 +37,19 @@ def generate(argv: Sequence[str] | None) -> int:
             paths.shared_folder(f"--{flag}", getattr(args, flag))
     problem = registry.problems[args.problem]()
     tmp_dir = args.tmp_dir or args.data_dir
-    problem.generate_data(args.data_dir, tmp_dir)
-    if args.eval_files_dir:
-        source, reference = problem.write_eval_files(tmp_dir, args.eval_split,
-                                                     args.eval_files_dir)
-        print(f"eval files: {source} {reference}")
+    eval_paths = ([os.path.join(args.eval_files_dir, name)
+                   for name in problem.eval_file_names(args.eval_split)]
+                  if args.eval_files_dir else [])
+    with contextlib.ExitStack() as claims:
+        # Claimed before any work: a user's file of the same name is refused, not replaced.
+        for path in eval_paths:
+            claims.enter_context(paths.output_file("--eval_files_dir", path))
+        problem.generate_data(args.data_dir, tmp_dir)
+        if eval_paths:
+            for path, lines in zip(eval_paths, problem.eval_lines(tmp_dir, args.eval_split)):
+                text_files.write_lines_atomically(path, lines)
+    if eval_paths:
+        print(f"eval files: {' '.join(eval_paths)}")
     return 0
 
 

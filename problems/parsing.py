@@ -68,7 +68,7 @@ import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import NUM_RESERVED_IDS
 from t2t_lite.data.encoders import RESERVED_TOKENS, TokenTextEncoder
-from t2t_lite.data.problem import Text2TextProblem
+from t2t_lite.data.problem import Text2TextProblem, check_split
 from t2t_lite.data.text_files import iter_utf8_lines
 from t2t_lite.data.word_dropout import (Augment, input_token_counts, unk_probabilities,
                                         word_dropout)
@@ -79,7 +79,7 @@ from t2t_lite.parsing.linearize import (CLOSE, OPEN, WORD_SLOT, Kind, SlotToken,
 from t2t_lite.parsing.tree_constraint import TreeConstraint
 from t2t_lite.parsing.trees import (PTB_POS_TAGS, ROOT_LABEL, Tree, TreebankFormatError,
                                     file_range_files, parse_tree_line, preprocess,
-                                    read_treebank, write_trees, wsj_split_files)
+                                    read_treebank, wsj_split_files)
 from t2t_lite.registry import register_problem
 
 EXTRA_TREES_FILENAME = "extra_trees.txt"
@@ -193,19 +193,15 @@ class ParsingProblem(Text2TextProblem):
         """In-graph ``postprocess_decode`` of one beam per line (constrained decodes)."""
         return graph_delinearize(sources, decoded, self.slot_token)
 
-    def write_eval_files(self, tmp_dir: str, split: str, out_dir: str) -> tuple[str, str]:
-        """Writes ``split``'s sentences (words, one a line) and gold trees (one a line).
+    def eval_file_names(self, split: str) -> tuple[str, str]:
+        """``NAME.SPLIT.words`` (the sentences, words only) and ``NAME.SPLIT.trees``
+        (their gold trees, one a line): decode the first, score against the second."""
+        check_split(split)
+        return f"{self.name}.{split}.words", f"{self.name}.{split}.trees"
 
-        Returns (source_path, gold_path): decode the first, score against the second.
-        """
+    def eval_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
         trees = list(self.split_trees(tmp_dir, split))
-        os.makedirs(out_dir, exist_ok=True)
-        source_path = os.path.join(out_dir, f"{self.name}.{split}.words")
-        gold_path = os.path.join(out_dir, f"{self.name}.{split}.trees")
-        with open(source_path, "w", encoding="utf-8") as f:
-            f.writelines(" ".join(tree.words()) + "\n" for tree in trees)
-        write_trees(trees, gold_path)
-        return source_path, gold_path
+        return [" ".join(tree.words()) for tree in trees], [str(tree) for tree in trees]
 
 
 @register_problem

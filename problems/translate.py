@@ -77,10 +77,13 @@ class TranslateProblem(Text2TextProblem):
     def vocab_filename(self) -> str:
         return f"vocab.{self.name}{_SUBWORD_MODEL_SUFFIX}"
 
-    def _sentence_pairs(self, tmp_dir: str, subset: str) -> Iterator[tuple[str, str]]:
+    def _check_test_set(self, subset: str) -> None:
         if subset not in self.test_sets:
             raise ValueError(f"{self.name} has no data set {subset!r}; "
                              f"choose one of {', '.join(self.test_sets)}")
+
+    def _sentence_pairs(self, tmp_dir: str, subset: str) -> Iterator[tuple[str, str]]:
+        self._check_test_set(subset)
         for texts in self.parallel_texts(tmp_dir, subset):
             yield _one_line(texts[self.source_language]), _one_line(texts[self.target_language])
 
@@ -118,24 +121,15 @@ class TranslateProblem(Text2TextProblem):
         """The (source, reference) sentences of ``test_set`` (see ``test_sets``)."""
         return list(self._sentence_pairs(tmp_dir, test_set))
 
-    def write_eval_files(self, tmp_dir: str, test_set: str, out_dir: str) -> tuple[str, str]:
-        """Writes ``test_set`` as plain UTF-8 text, one sentence a line, into ``out_dir``.
+    def eval_file_names(self, test_set: str) -> tuple[str, str]:
+        """``NAME.TEST_SET.LANGUAGE`` for the source and the reference language."""
+        self._check_test_set(test_set)
+        return (f"{self.name}.{test_set}.{self.source_language}",
+                f"{self.name}.{test_set}.{self.target_language}")
 
-        Returns ``(source_path, reference_path)``, named ``NAME.TEST_SET.LANGUAGE``:
-        decode the first with ``t2t-decoder --decode_from_file`` and score the
-        output against the second with ``t2t-bleu``.
-        """
+    def eval_lines(self, tmp_dir: str, test_set: str) -> tuple[list[str], list[str]]:
         pairs = self.test_pairs(tmp_dir, test_set)
-        os.makedirs(out_dir, exist_ok=True)
-        paths = []
-        for language, lines in ((self.source_language, [s for s, _ in pairs]),
-                                (self.target_language, [r for _, r in pairs])):
-            path = os.path.join(out_dir, f"{self.name}.{test_set}.{language}")
-            with open(path + ".incomplete", "w", encoding="utf-8") as f:
-                f.writelines(line + "\n" for line in lines)
-            os.replace(path + ".incomplete", path)
-            paths.append(path)
-        return paths[0], paths[1]
+        return [source for source, _ in pairs], [reference for _, reference in pairs]
 
     def eval_metric_options(self) -> dict:
         """The paper's tokenized BLEU follows the target language's tokenizer rules."""

@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from cli_helpers import COMMON, USR_DIR, error_of, train_tiny
-from t2t_lite.bin import t2t_attention, t2t_decoder, t2t_trainer
+from t2t_lite.bin import t2t_attention, t2t_datagen, t2t_decoder, t2t_trainer
 from t2t_lite.hparam import HParams
 
 
@@ -20,6 +20,25 @@ def test_registry_help(capsys):
     out = capsys.readouterr().out
     assert "algorithmic_reverse_binary40" in out and "tiny_reverse_binary" in out
     assert "transformer_base" in out and "my_very_small_transformer" in out
+
+
+def test_datagen_writes_eval_files_and_replaces_only_its_own(capsys, tmp_path):
+    argv = ["--problem=tiny_reverse_binary", f"--t2t_usr_dir={USR_DIR}",
+            f"--data_dir={tmp_path / 'data'}", f"--eval_files_dir={tmp_path / 'eval'}",
+            "--eval_split=dev"]
+    assert t2t_datagen.main(argv) == 0
+    inputs, targets = (tmp_path / "eval" / f"tiny_reverse_binary.dev.{kind}"
+                       for kind in ("inputs", "targets"))
+    assert f"eval files: {inputs} {targets}" in capsys.readouterr().out
+    lines = inputs.read_text().splitlines()
+    assert len(lines) == len(targets.read_text().splitlines()) == 20
+    assert [line.split()[::-1] for line in lines] == [
+        line.split() for line in targets.read_text().splitlines()]
+    assert t2t_datagen.main(argv) == 0  # its own earlier files: replaced
+    targets.write_text("edited by hand\n")  # now the user's
+    line = error_of(capsys, t2t_datagen.main, argv)
+    assert "tiny_reverse_binary.dev.targets exists and was not written by t2t-datagen" in line
+    assert targets.read_text() == "edited by hand\n"
 
 
 def test_trainer_wrote_hparams_and_checkpoints(trained):

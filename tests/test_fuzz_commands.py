@@ -142,7 +142,7 @@ def attention_outputs(drawn: dict[str, str]) -> list[str]:
 
 def datagen_folders(drawn: dict[str, str]) -> list[str]:
     """Its data, download and eval-file folders, unless they are (inside) a run."""
-    folders = {"--data_dir": "data", **drawn}
+    folders = {"--data_dir": "data", "--eval_files_dir": "new_dir", **drawn}
     return [folders[flag] for flag in ("--data_dir", "--tmp_dir", "--eval_files_dir")
             if folders.get(flag) and folders[flag] not in (*RUNS, "other_run", "avg",
                                                            "run/sub")]
@@ -184,10 +184,13 @@ COMMANDS = [
         "--gold": INPUTS, "--test": INPUTS, "--max_length": INTS},
         ["--gold={files/gold.trees}", "--test={files/gold.trees}"], lambda f: [], 25),
     Command("t2t-datagen", t2t_datagen.main, {
-        "--data_dir": FOLDERS, "--tmp_dir": FOLDERS, "--eval_files_dir": FOLDERS,
-        "--problem": ["tiny_reverse_binary", "nope", ""]},
-        ["--problem=tiny_reverse_binary", f"--t2t_usr_dir={USR_DIR}", "--data_dir={data}"],
-        lambda drawn: [], 8, adds_to=datagen_folders),
+        "--data_dir": FOLDERS, "--tmp_dir": FOLDERS,
+        # Fewer folders than FOLDERS, so that a user's folder is drawn often.
+        "--eval_files_dir": ["new_dir", "user_folder", "run", "data", "files/notes.txt", ""],
+        "--problem": ["tiny_reverse_binary", "nope", ""], "--eval_split": ["dev", "val", ""]},
+        ["--problem=tiny_reverse_binary", f"--t2t_usr_dir={USR_DIR}", "--data_dir={data}",
+         "--eval_files_dir={new_dir}"],
+        lambda drawn: [], 20, adds_to=datagen_folders),
 ]
 
 
@@ -282,6 +285,9 @@ def build_workspace(root) -> str:
     (files / "a_dir").mkdir()
     (root / "user_folder").mkdir()
     (root / "user_folder" / "thesis.tex").write_text("\\documentclass{article}\n")
+    # A user's files named as t2t-datagen names its eval files.
+    (root / "user_folder" / "tiny_reverse_binary.test.inputs").write_text("my inputs\n")
+    (root / "user_folder" / "tiny_reverse_binary.dev.targets").write_text("my targets\n")
     (root / "empty_dir").mkdir()
     run = str(root / "run")
     assert t2t_decoder.main(RUN_ARGS[:1] + [f"--output_dir={run}",

@@ -102,13 +102,11 @@ def test_second_generate_data_skips_everything(data_dir, monkeypatch):
 
 
 @needs_corpus
-def test_write_eval_files_gives_plain_text(tmp_path):
-    source, reference = multi30k.TranslateEndeMulti30k().write_eval_files(
-        MULTI30K_DIR, "test", str(tmp_path))
-    with open(source, encoding="utf-8") as f:
-        sources = f.read().splitlines()
-    with open(reference, encoding="utf-8") as f:
-        references = f.read().splitlines()
+def test_eval_lines_are_the_raw_test_set():
+    problem = multi30k.TranslateEndeMulti30k()
+    assert problem.eval_file_names("test") == ("translate_ende_multi30k.test.en",
+                                               "translate_ende_multi30k.test.de")
+    sources, references = problem.eval_lines(MULTI30K_DIR, "test")
     assert len(sources) == len(references) == 1000
     assert sources[:NUM_SAMPLES] == _raw_lines("test_2016_flickr.en.gz")
     assert references[:NUM_SAMPLES] == _raw_lines("test_2016_flickr.de.gz")

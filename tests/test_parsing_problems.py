@@ -98,11 +98,11 @@ def test_sample_vocabulary_holds_every_target_token_and_the_frequent_words(sampl
 
 
 @needs_sample
-def test_write_eval_files_gives_aligned_words_and_gold_trees(tmp_path):
+def test_eval_lines_are_aligned_words_and_gold_trees():
     problem = ParsingEnglishPtbSample()
-    source_path, gold_path = problem.write_eval_files(SAMPLE_DIR, "dev", str(tmp_path))
-    sources = open(source_path).read().splitlines()
-    golds = open(gold_path).read().splitlines()
+    assert problem.eval_file_names("dev") == ("parsing_english_ptb_sample.dev.words",
+                                              "parsing_english_ptb_sample.dev.trees")
+    sources, golds = problem.eval_lines(SAMPLE_DIR, "dev")
     assert len(sources) == len(golds) == len(list(problem.split_trees(SAMPLE_DIR, "dev")))
     for source, gold in zip(sources[:20], golds[:20]):
         assert parse_trees(gold)[0].words() == source.split()

@@ -115,20 +115,18 @@ def test_download_error_in_vocab_building_is_not_wrapped(tmp_path):
     assert not os.path.exists(tmp_path / "d" / Offline().vocab_filename)
 
 
-def test_test_pairs_and_files(tmp_path):
+def test_test_pairs_and_eval_files():
     problem = registry.problems["translate_enxx_toy_test_rev"]()
     assert problem.test_sets == ("train", "dev", "test", "extra")
     pairs = problem.test_pairs("", "extra")
     assert pairs == [(t["xx"], t["en"]) for t in _corpus("extra")]
-    source, reference = problem.write_eval_files("", "extra", str(tmp_path / "eval"))
-    assert os.path.basename(source) == "translate_enxx_toy_test_rev.extra.xx"
-    assert os.path.basename(reference) == "translate_enxx_toy_test_rev.extra.en"
-    with open(source, encoding="utf-8") as f:
-        assert f.read().split("\n") == [s for s, _ in pairs] + [""]
-    with open(reference, encoding="utf-8") as f:
-        assert f.read().split("\n") == [r for _, r in pairs] + [""]
+    assert problem.eval_file_names("extra") == ("translate_enxx_toy_test_rev.extra.xx",
+                                                "translate_enxx_toy_test_rev.extra.en")
+    assert problem.eval_lines("", "extra") == ([s for s, _ in pairs], [r for _, r in pairs])
     with pytest.raises(ValueError, match="no data set 'nope'.*train, dev, test, extra"):
         problem.test_pairs("", "nope")
+    with pytest.raises(ValueError, match="no data set 'nope'"):
+        problem.eval_file_names("nope")  # before any work
 
 
 def test_decodes_are_scored_with_bleu_in_the_target_language():

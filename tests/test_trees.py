@@ -6,7 +6,7 @@ import pytest
 
 from t2t_lite.parsing.trees import (
     MAX_DEPTH, TreebankFormatError, file_range_files, parse_trees, preprocess, read_tree_file,
-    read_treebank, replace_tags, strip_function_tag, write_trees, wsj_split_files)
+    read_treebank, replace_tags, strip_function_tag, wsj_split_files)
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PTB_SAMPLE = os.path.join(REPO_ROOT, "..", "shared", "data", "ptb_sample", "combined")
@@ -88,10 +88,10 @@ def test_read_treebank_errors_name_the_file(tmp_path):
     assert len(read_treebank([str(good)])) == 2
 
 
-def test_write_and_read_back_one_tree_a_line(tmp_path):
+def test_trees_written_one_a_line_read_back(tmp_path):
     trees = read_treebank([_write(tmp_path / "a.mrg", MRG_TEXT)])
     path = str(tmp_path / "trees.txt")
-    write_trees(trees, path)
+    (tmp_path / "trees.txt").write_text("".join(f"{tree}\n" for tree in trees))
     assert len(open(path).read().splitlines()) == 2
     assert read_tree_file(path) == trees
 

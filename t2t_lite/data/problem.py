@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 SPLITS = ("train", "dev", "test")
 
 
-def _check_split(split: str) -> None:
+def check_split(split: str) -> None:
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
 
@@ -91,11 +91,17 @@ class Problem(abc.ABC):
         ``postprocess_decode`` on what this problem's ``decode_constraint`` allows."""
         return decoded
 
-    def write_eval_files(self, tmp_dir: str, split: str, out_dir: str) -> tuple[str, str]:
-        """Writes ``split``'s raw inputs and references as text, one a line, into
-        ``out_dir`` (``t2t-datagen --eval_files_dir``); returns their two paths, for
-        ``t2t-decoder --decode_from_file=SOURCE --decode_reference=REFERENCE``."""
+    def eval_file_names(self, split: str) -> tuple[str, str]:
+        """The file names of ``split``'s raw inputs and references (``t2t-datagen
+        --eval_files_dir`` writes them; a split the problem lacks is refused here,
+        before any work)."""
         raise ValueError(f"problem {self.name} has no raw evaluation files to write")
+
+    def eval_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
+        """``split``'s raw inputs and their references, one a line, line-aligned: what
+        ``t2t-decoder --decode_from_file=SOURCE --decode_reference=REFERENCE`` reads."""
+        raise NotImplementedError(f"{type(self).__name__} names evaluation files but "
+                                  "gives no eval_lines")
 
     def training_augmentation(self, data_dir: str, hparams: HParams) -> Augment | None:
         """A random change of each training example, drawn afresh each time it is read
@@ -116,7 +122,7 @@ class Problem(abc.ABC):
         return None
 
     def shard_paths(self, data_dir: str, split: str) -> list[str]:
-        _check_split(split)
+        check_split(split)
         return tfrecords.shard_filenames(data_dir, self.name, split, self.num_shards(split))
 
     def datagen_command(self, data_dir: str) -> str:

@@ -234,13 +234,6 @@ def read_treebank(paths: Iterable[str]) -> list[Tree]:
     return trees
 
 
-def write_trees(trees: Iterable[Tree], path: str) -> None:
-    """Writes one tree a line."""
-    with open(path, "w", encoding="utf-8") as f:
-        for tree in trees:
-            f.write(f"{tree}\n")
-
-
 def wsj_split_files(ptb_root: str, split: str) -> list[str]:
     """The ``.mrg`` files of a standard WSJ split (train 02-21, dev 22, test 23).
 

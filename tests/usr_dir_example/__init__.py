@@ -15,6 +15,7 @@ def my_very_small_transformer():
     return hparams
 
 
+from t2t_lite.data.problem import check_split  # noqa: E402
 from t2t_lite.problems.algorithmic import AlgorithmicReverseBinary40  # noqa: E402
 from t2t_lite.registry import register_problem  # noqa: E402
 
@@ -23,3 +24,12 @@ from t2t_lite.registry import register_problem  # noqa: E402
 class TinyReverseBinary(AlgorithmicReverseBinary40):
     """A user's problem: the library's reverse task, small enough for CLI tests."""
     split_sizes = {"train": 400, "dev": 20, "test": 20}
+
+    # Raw evaluation files (t2t-datagen --eval_files_dir), as a user's problem gives them.
+    def eval_file_names(self, split: str) -> tuple[str, str]:
+        check_split(split)
+        return f"{self.name}.{split}.inputs", f"{self.name}.{split}.targets"
+
+    def eval_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
+        samples = list(self.generate_samples("", tmp_dir, split))
+        return [s["inputs"] for s in samples], [s["targets"] for s in samples]
