@@ -189,6 +189,26 @@ def test_decode_from_file_writes_each_lines_decode_in_place(trained, tmp_path):
         " ".join("1" * 7), "", " ".join("1" * 9), " ".join("1" * 5), " ".join("1" * 6), ""]
 
 
+def test_decode_reference_scores_the_best_beam_when_lines_hold_beams(trained, tmp_path,
+                                                                   capsys):
+    """return_beams / write_beam_scores write fields; the score is the best beam's."""
+    _, output_dir = trained
+    checkpoint = constant_model_checkpoint(output_dir, tmp_path / "constant")
+    source, reference = tmp_path / "in.txt", tmp_path / "ref.txt"
+    source.write_text("0 1 1\n1\n")
+    reference.write_text(" ".join("1" * 7) + "\n" + " ".join("1" * 5) + "\n")
+    reports = {}
+    for name, fields in (("plain", ""), ("fielded", ",return_beams=true,write_beam_scores=true")):
+        assert t2t_decoder.main([
+            f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
+            f"--checkpoint_path={checkpoint}", f"--decode_from_file={source}",
+            f"--decode_to_file={tmp_path / name}", f"--decode_reference={reference}",
+            f"--decode_hparams=beam_size=2,extra_length=3,batch_size=1{fields}"]) == 0
+        reports[name] = capsys.readouterr().out.splitlines()[-1]
+    assert "\t" in (tmp_path / "fielded").read_text()
+    assert reports["plain"] == reports["fielded"] == "sequence accuracy 100.00% (2/2)"
+
+
 def test_ensemble_decodes_with_every_members_latest_checkpoint(trained, tmp_path, capsys):
     data_dir, output_dir = trained
     source = tmp_path / "in.txt"

@@ -22,6 +22,7 @@ from t2t_lite.data.text_files import (read_utf8_lines, stream_utf8_lines,
 from t2t_lite.data.unknown_tokens import UnknownTokens
 from t2t_lite.decoding.factory import Decoding
 from t2t_lite.decoding.input_rules import encode_input, warn_cut
+from t2t_lite.decoding.settings import DecodeSettings
 from t2t_lite.progress import Progress
 
 STDIN = "<stdin>"  # the name of standard input in warnings and errors
@@ -93,6 +94,14 @@ def decode_lines(lines: list[str], decoding: Decoding, description: str | None =
     if bar:
         bar.close()
     return outputs
+
+
+def best_beams(outputs: list[str], settings: DecodeSettings) -> list[str]:
+    """The best beam's text of each output line: what a reference is scored against
+    when ``return_beams`` or ``write_beam_scores`` put fields in the lines."""
+    if not (settings.return_beams or settings.write_beam_scores):
+        return outputs
+    return [line.split("\t", 1)[0] for line in outputs]
 
 
 def decode_from_file(input_path: str, output_path: str, decoding: Decoding,
