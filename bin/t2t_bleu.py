@@ -10,6 +10,8 @@ lowercased (the Multi30k literature's number). With
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from typing import Sequence
 
@@ -26,10 +28,11 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="system output, one detokenized sentence per line (.gz ok)")
     parser.add_argument("--reference", required=True,
                         help="reference, line-aligned with --translation (.gz ok)")
-    parser.add_argument("--language", default="de",
+    parser.add_argument("--language", default="",
                         help="target language of the Moses tokenization (tokenizer.perl -l) "
-                             "behind the tokenized BLEU; a language without a Moses "
-                             "nonbreaking-prefix list uses English's")
+                             "behind the tokenized BLEU; default: the --reference name's "
+                             "language suffix (ref.fr, NAME.test.de.gz). A language without "
+                             "a Moses nonbreaking-prefix list uses English's")
     parser.add_argument("--source", default="",
                         help="the source sentences, line-aligned: also print BLEU by source "
                              "length (in words), as Bahdanau et al.'s Figure 2")
@@ -37,6 +40,20 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="with --source: upper bounds of the length buckets; the last "
                              "bucket holds everything longer")
     return parser.parse_args(argv)
+
+
+def target_language(reference: str, given: str) -> str | None:
+    """``--language``, else the language suffix of the reference's name (``ref.fr``,
+    ``NAME.test.de.gz``), else None. A language that the name contradicts is refused:
+    another language's Moses rules change the tokenized BLEU (French keeps ``l'``
+    whole, German splits it), and a command copied from another pair is the usual cause."""
+    name = os.path.basename(reference).removesuffix(".gz")
+    suffix = name.rsplit(".", 1)[1] if "." in name else ""
+    named = suffix if re.fullmatch(r"[a-z]{2}", suffix) else None
+    if given and named and given != named:
+        raise ValueError(f"--language={given}, but --reference={reference} is named as "
+                         f"{named}: give --language={named} (or leave it out)")
+    return given or named
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,8 +66,9 @@ def score(argv: Sequence[str] | None) -> int:
     for flag in ("translation", "reference", "source"):
         if getattr(args, flag):
             paths.input_file(f"--{flag}", getattr(args, flag))
+    language = target_language(args.reference, args.language)
     hyps, refs = bleu.read_translation_and_reference(args.translation, args.reference)
-    print("\n".join(bleu.bleu_report(hyps, refs, args.language).lines()))
+    print("\n".join(bleu.bleu_report(hyps, refs, language).lines()))
     if args.source:
         try:
             bounds = [int(b) for b in args.length_buckets.split(",")]

@@ -55,6 +55,7 @@ def ws(tmp_path_factory):
     (files / "packed.trees").write_bytes(gzip.compress(b"(S (NN a))\n"))
     (files / "damaged.gz").write_bytes(gzip.compress(b"0 1\n" * 1000)[:-20])
     (files / "a_folder").mkdir()
+    (files / "ref.fr").write_text("0 1 1\n1 0\n")
     (files / "tiny_reverse_binary.test.inputs").write_text("a user's file of that name\n")
     (root / "raw_multi30k").mkdir()  # Multi30k files of another version (sha256 differs)
     for language in ("en", "de"):

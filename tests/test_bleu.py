@@ -1,4 +1,5 @@
 """Tests for t2t_lite.metrics.bleu and the t2t-bleu command."""
+import gzip
 import math
 
 import pytest
@@ -127,17 +128,56 @@ def _write(path, lines):
 
 
 def test_cli_prints_all_four_scores(tmp_path, capsys):
-    hyp, ref = _write(tmp_path / "hyp.txt", HYPS), _write(tmp_path / "ref.txt", REFS)
+    hyp, ref = _write(tmp_path / "hyp.txt", HYPS), _write(tmp_path / "ref.de", REFS)
     assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 4
     assert "cased" in out[0] and "tok:13a" in out[0]
     assert "lowercased" in out[1] and "case:lc" in out[1]
-    assert "tokenized" in out[2]
+    assert "tokenized" in out[2] and "Moses -l de tokens" in out[2]
     assert float(out[2].split()[3]) == pytest.approx(bleu.tokenized_bleu(HYPS, REFS), abs=0.01)
     assert "tokenized BLEU (lowercased)" in out[3]
     assert float(out[3].split()[3]) == pytest.approx(
         bleu.tokenized_bleu(HYPS, REFS, lowercase=True), abs=0.01)
+
+
+FRENCH_REFS = ["l'homme qu'il a vu n'est pas là .", "c'est l'heure"]
+FRENCH_HYPS = ["l'homme qu'elle voit n'est pas ici .", "c'est le moment"]
+
+
+def test_cli_takes_the_language_from_the_reference_name(tmp_path, capsys):
+    """French keeps l' whole, German splits it: the tokenized BLEU depends on the language."""
+    hyp = _write(tmp_path / "hyp.txt", FRENCH_HYPS)
+    reports = {}
+    for name, flags in (("ref.fr", []), ("ref.fr.gz", []), ("plain_ref", ["--language=fr"]),
+                        ("ref_as_de.de", [])):
+        path = tmp_path / name
+        if name.endswith(".gz"):
+            with gzip.open(path, "wt", encoding="utf-8") as f:
+                f.write("".join(line + "\n" for line in FRENCH_REFS))
+        else:
+            _write(path, FRENCH_REFS)
+        assert t2t_bleu.main([f"--translation={hyp}", f"--reference={path}", *flags]) == 0
+        reports[name] = capsys.readouterr().out.splitlines()[2:]
+    assert reports["ref.fr"] == reports["ref.fr.gz"] == reports["plain_ref"]
+    assert float(reports["ref.fr"][0].split()[3]) == pytest.approx(
+        bleu.tokenized_bleu(FRENCH_HYPS, FRENCH_REFS, language="fr"), abs=0.01)
+    assert float(reports["ref.fr"][0].split()[3]) != float(reports["ref_as_de.de"][0].split()[3])
+
+
+def test_cli_without_a_language_prints_sacrebleu_and_asks_for_it(tmp_path, capsys):
+    hyp, ref = _write(tmp_path / "hyp.txt", HYPS), _write(tmp_path / "ref.txt", REFS)
+    assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 3 and out[0].startswith("sacreBLEU (cased)")
+    assert "tokenized BLEU: not computed" in out[2] and "--language" in out[2]
+
+
+def test_cli_refuses_a_language_the_reference_name_contradicts(tmp_path, capsys):
+    hyp, ref = _write(tmp_path / "hyp.txt", HYPS), _write(tmp_path / "ref.fr", REFS)
+    assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}", "--language=de"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "give --language=fr" in err
 
 
 def test_cli_line_count_mismatch_names_both_files(tmp_path, capsys):
@@ -169,7 +209,7 @@ def test_bleu_by_source_length_scores_each_bucket_alone(tmp_path, capsys):
     assert [round(b.lowercased) for b in buckets] == [100, 0, 100]
     assert buckets[2].line().startswith("source     21+ words:     1 sentences")
     src, hyp, ref = (_write(tmp_path / name, lines) for name, lines in
-                     (("src", sources), ("hyp", hyps), ("ref", refs)))
+                     (("src", sources), ("hyp", hyps), ("ref.en", refs)))
     assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}", f"--source={src}",
                           "--length_buckets=3,20"]) == 0
     assert capsys.readouterr().out.splitlines()[4:] == [b.line() for b in buckets]

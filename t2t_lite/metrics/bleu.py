@@ -135,30 +135,39 @@ def _multi_bleu(tokenized_hyps: list[str], tokenized_refs: list[str], lowercase:
 
 @dataclasses.dataclass(frozen=True)
 class BleuReport:
-    """All three BLEU numbers for one translation of one reference."""
+    """All BLEU numbers for one translation of one reference: sacreBLEU, and the paper's
+    tokenized BLEU when the target ``language`` (its Moses rules) is known."""
     cased: float
     cased_signature: str
     lowercased: float
     lowercased_signature: str
-    tokenized: float
-    tokenized_lowercased: float
+    language: str | None
+    tokenized: float | None = None
+    tokenized_lowercased: float | None = None
 
     def lines(self) -> list[str]:
-        return [f"sacreBLEU (cased):       {self.cased:.2f}  {self.cased_signature}",
-                f"sacreBLEU (lowercased):  {self.lowercased:.2f}  {self.lowercased_signature}",
-                f"tokenized BLEU (paper):  {self.tokenized:.2f}  "
-                "(Moses tokens, compounds split, multi-bleu)",
-                f"tokenized BLEU (lowercased): {self.tokenized_lowercased:.2f}  "
-                "(the same, multi-bleu -lc: Multi30k papers' number)"]
+        sacre = [f"sacreBLEU (cased):       {self.cased:.2f}  {self.cased_signature}",
+                 f"sacreBLEU (lowercased):  {self.lowercased:.2f}  {self.lowercased_signature}"]
+        if self.language is None:
+            return sacre + ["tokenized BLEU: not computed: its Moses tokenization depends on "
+                            "the target language: give it with --language (e.g. --language=de)"]
+        return sacre + [f"tokenized BLEU (paper):  {self.tokenized:.2f}  "
+                        f"(Moses -l {self.language} tokens, compounds split, multi-bleu)",
+                        f"tokenized BLEU (lowercased): {self.tokenized_lowercased:.2f}  "
+                        "(the same, multi-bleu -lc: Multi30k papers' number)"]
 
 
-def bleu_report(hyps: Sequence[str], refs: Sequence[str], language: str = "de") -> BleuReport:
-    """Cased and lowercased sacreBLEU plus the paper's tokenized BLEU, cased and lowercased."""
+def bleu_report(hyps: Sequence[str], refs: Sequence[str],
+                language: str | None = "de") -> BleuReport:
+    """Cased and lowercased sacreBLEU plus the paper's tokenized BLEU, cased and
+    lowercased, in ``language`` (None: sacreBLEU only)."""
     cased, cased_sig = sacre_bleu(hyps, refs)
     lower, lower_sig = sacre_bleu(hyps, refs, lowercase=True)
+    if language is None:
+        return BleuReport(cased, cased_sig, lower, lower_sig, None)
     tokenized = _paper_tokenized(hyps, refs, language)  # once for both tokenized scores
-    return BleuReport(cased, cased_sig, lower, lower_sig, _multi_bleu(*tokenized, False),
-                      _multi_bleu(*tokenized, True))
+    return BleuReport(cased, cased_sig, lower, lower_sig, language,
+                      _multi_bleu(*tokenized, False), _multi_bleu(*tokenized, True))
 
 
 @dataclasses.dataclass(frozen=True)
