@@ -35,7 +35,8 @@ def restored_model(experiment: "Experiment", checkpoint_path: str | None = None
     from t2t_lite.training.checkpoints import restore_model
 
     model = experiment.build_model()
-    return model, restore_model(model, experiment.output_dir, checkpoint_path)
+    return model, restore_model(model, experiment.output_dir, checkpoint_path,
+                                experiment.data_identity())
 
 
 @dataclasses.dataclass

@@ -54,11 +54,15 @@ class Experiment:
         with dtype_policy(self.hparams.dtype):
             return self.model_cls(self.hparams, self.vocab_size())
 
+    def data_identity(self) -> dict[str, str]:
+        """The problem and vocabulary the weights are tied to (checkpoints record them)."""
+        return {"problem": self.problem.name,
+                "vocab_fingerprint": vocab_fingerprint(self.problem, self.data_dir)}
+
     def record(self) -> dict[str, Any]:
-        return {"problem": self.problem.name, "model": self.model_name,
+        return {**self.data_identity(), "model": self.model_name,
                 "data_dir": os.path.abspath(self.data_dir),
                 "hparams_set": self.hparams_set, "vocab_size": self.vocab_size(),
-                "vocab_fingerprint": vocab_fingerprint(self.problem, self.data_dir),
                 "hparams": self.hparams.values()}
 
     def save(self) -> None:

@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from t2t_lite.bin import t2t_avg_all
 from t2t_lite.training import averaging
+from t2t_lite.training.checkpoint_state import CheckpointStateError
 from toys import tiny_transformer
 
 VALUES = (1.0, 2.0, 6.0)  # checkpoint k holds weights scaled by VALUES[k]
@@ -130,8 +131,9 @@ def test_averaged_transformer_checkpoint_restores_like_a_trained_one(tmp_path):
     optimizer = keras.optimizers.Adam(1e-3)
     optimizer.build(model.trainable_variables)
     model_dir = str(tmp_path / "train")
-    manager = tf.train.CheckpointManager(training_checkpoint(model, optimizer), model_dir,
-                                         max_to_keep=5)
+    identity = {"problem": "reverse", "vocab_fingerprint": "f1"}
+    manager = tf.train.CheckpointManager(training_checkpoint(model, optimizer, identity),
+                                         model_dir, max_to_keep=5)
     initial = [v.numpy() for v in model.weights]
     for step, scale in zip(STEPS, VALUES):
         for var, value in zip(model.weights, initial):
@@ -141,6 +143,11 @@ def test_averaged_transformer_checkpoint_restores_like_a_trained_one(tmp_path):
 
     fresh = tiny_transformer(12)
     fresh(batch)
-    assert restore_model(fresh, str(tmp_path / "avg")) == result.path
+    assert restore_model(fresh, str(tmp_path / "avg"), data_identity=identity) == result.path
     for var, value in zip(fresh.weights, initial):
         np.testing.assert_allclose(var.numpy(), value * np.mean(VALUES), rtol=1e-5, atol=1e-6)
+    # The average keeps the problem and vocabulary its weights mean.
+    for other, says in (({"vocab_fingerprint": "f2"}, "with another vocabulary"),
+                        ({"problem": "copy"}, "trained on problem reverse")):
+        with pytest.raises(CheckpointStateError, match=says):
+            restore_model(fresh, str(tmp_path / "avg"), data_identity={**identity, **other})

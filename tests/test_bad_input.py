@@ -11,8 +11,8 @@ import pytest
 import tensorflow as tf
 
 from bad_input_cases import CASES
-from cli_helpers import snapshot, train_tiny
-from t2t_lite.bin import t2t_avg_all
+from cli_helpers import COMMON, USR_DIR, snapshot, train_tiny
+from t2t_lite.bin import t2t_avg_all, t2t_datagen, t2t_trainer
 
 
 @dataclasses.dataclass
@@ -80,6 +80,13 @@ def ws(tmp_path_factory):
     other = tf.Module()
     other.w = tf.Variable([1.0])
     tf.train.Checkpoint(model=other).write(str(files / "other_model" / "ckpt-2"))
+    # A run of another problem with the same architecture and vocabulary size.
+    copy_data = str(root / "copy_data")
+    assert t2t_datagen.main(["--problem=tiny_copy_binary", f"--t2t_usr_dir={USR_DIR}",
+                             f"--data_dir={copy_data}"]) == 0
+    assert t2t_trainer.main([*COMMON, "--problem=tiny_copy_binary", f"--data_dir={copy_data}",
+                             f"--output_dir={root / 'copy_run'}", "--train_steps=2",
+                             "--schedule=train"]) == 0
     shutil.copytree(output_dir, root / "train_copy")
     assert t2t_avg_all.main([f"--model_dir={output_dir}", f"--output_dir={root}/average"]) == 0
     return Workspace(str(root), data_dir, output_dir, str(usr_dirs))

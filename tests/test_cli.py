@@ -209,6 +209,28 @@ def test_decode_reference_scores_the_best_beam_when_lines_hold_beams(trained, tm
     assert reports["plain"] == reports["fielded"] == "sequence accuracy 100.00% (2/2)"
 
 
+def test_a_checkpoint_of_another_problem_is_refused(capsys, trained, tmp_path):
+    """Same architecture and vocabulary size, other problem: its weights mean other tokens."""
+    data_dir, output_dir = trained
+    other = tmp_path / "copy_run"
+    assert t2t_datagen.main(["--problem=tiny_copy_binary", f"--t2t_usr_dir={USR_DIR}",
+                             f"--data_dir={data_dir}"]) == 0
+    assert t2t_trainer.main([
+        "--problem=tiny_copy_binary", "--model=transformer",
+        "--hparams_set=my_very_small_transformer", f"--t2t_usr_dir={USR_DIR}",
+        f"--data_dir={data_dir}", f"--output_dir={other}", "--train_steps=2",
+        "--schedule=train"]) == 0
+    source = tmp_path / "in.txt"
+    source.write_text("0 1 1\n")
+    line = error_of(capsys, t2t_decoder.main, [
+        f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
+        f"--checkpoint_path={other}/ckpt-2", f"--decode_from_file={source}",
+        f"--decode_to_file={tmp_path / 'out.txt'}"])
+    assert (f"checkpoint {other}/ckpt-2 was trained on problem tiny_copy_binary, "
+            f"but {output_dir}/hparams.json is a tiny_reverse_binary run") in line
+    assert not os.path.exists(tmp_path / "out.txt")
+
+
 def test_ensemble_decodes_with_every_members_latest_checkpoint(trained, tmp_path, capsys):
     data_dir, output_dir = trained
     source = tmp_path / "in.txt"

@@ -73,7 +73,8 @@ FOLDERS = ["new_dir", "run", "other_run", "avg", "user_folder", "empty_dir", "fi
            "truncated_run", ""]
 # Inputs no command may accept with exit 0.
 DAMAGED = {"files/absent.txt", "files/a_dir", "files/nul.txt", "files/latin1.txt",
-           "files/plain.gz"}
+           "files/plain.gz",
+           "copy_run/ckpt-2"}  # a checkpoint of another problem (same shapes and vocabulary)
 # Values no flag or hparam of the drawn ones accepts (--seed takes any finite int).
 REFUSED = {"nan", "inf", "-inf", "1e999", "-1", "", "two", "x", "abc", "[1,2]", "[]"}
 # Models and hparams sets: a pair whose set is not made for its model must be refused
@@ -84,7 +85,7 @@ MADE_FOR = {("transformer", "my_very_small_transformer"),
             ("lstm_seq2seq_attention_luong", "lstm_luong_multi30k"),
             ("lstm_seq2seq", "lstm_seq2seq_multi30k")}
 CHECKPOINTS = ["run/ckpt-4", "run/ckpt-99", "truncated_run/ckpt-4", "files/notes.txt",
-               "run", ""]
+               "run", "copy_run/ckpt-2", ""]
 
 
 @dataclasses.dataclass
@@ -298,6 +299,13 @@ def build_workspace(root) -> str:
     assert t2t_attention.main(RUN_ARGS[:1] + [f"--output_dir={run}", "--input=0 1",
                                               "--target=1 0", f"--to={root / 'attention'}",
                                               "--dpi=20"]) == 0
+    # A run of another problem with the same shapes and vocabulary.
+    assert t2t_datagen.main(["--problem=tiny_copy_binary", f"--t2t_usr_dir={USR_DIR}",
+                             f"--data_dir={root / 'copy_data'}"]) == 0
+    assert t2t_trainer.main([*COMMON, "--problem=tiny_copy_binary",
+                             f"--data_dir={root / 'copy_data'}",
+                             f"--output_dir={root / 'copy_run'}", "--train_steps=2",
+                             "--schedule=train"]) == 0
     # Another run: same files, another problem.
     shutil.copytree(run, root / "other_run")
     record = (root / "other_run" / "hparams.json").read_text()

@@ -35,7 +35,7 @@ import tensorflow as tf
 
 from t2t_lite.experiment import HPARAMS_FILE, load_record
 from t2t_lite.progress import progress
-from t2t_lite.training.checkpoint_state import (READ_ERRORS, CheckpointStateError,
+from t2t_lite.training.checkpoint_state import (DATA_KEYS, READ_ERRORS, CheckpointStateError,
                                                 check_architecture, checkpoint_step,
                                                 checkpoint_to_read, checkpoints_on_disk,
                                                 damage, read_damage, read_index,
@@ -135,9 +135,11 @@ def average_last_checkpoints(model_dir: str, output_dir: str, n: int = 5,
                        n, model_dir, len(sources))
     hparams = os.path.join(model_dir, HPARAMS_FILE)
     record = load_record(model_dir) or {}
+    expected = {**record.get("hparams", {}),
+                **{key: record[key] for key in DATA_KEYS if key in record}}
     for source in sources:
         recorded = _read(source, sources, lambda source=source: recorded_architecture(source))
-        check_architecture(source, recorded, record.get("hparams", {}), hparams)
+        check_architecture(source, recorded, expected, hparams)
     output_path = os.path.join(output_dir, os.path.basename(sources[-1]))
     average_checkpoints(sources, output_path)
     write_index(output_dir, [output_path])

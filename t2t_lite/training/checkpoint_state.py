@@ -27,9 +27,11 @@ import tensorflow as tf
 from t2t_lite.errors import op_error_detail
 
 INDEX = "checkpoint"
-# The trainer's checkpoints record the model's architecture hparams (a JSON
-# object) under this key; see training/checkpoints.py.
+# The trainer's checkpoints record the model's architecture hparams and the run's
+# problem and vocabulary fingerprint (a JSON object) under this key; see
+# training/checkpoints.py.
 ARCHITECTURE_KEY = "architecture/.ATTRIBUTES/VARIABLE_VALUE"
+DATA_KEYS = ("problem", "vocab_fingerprint")  # Experiment.data_identity()'s
 _STEP = re.compile(r"ckpt-(\d+)")
 _SHARDS = re.compile(r"\.data-\d{5}-of-(\d{5})$")
 # What reading a damaged checkpoint raises: TensorFlow's errors, and the
@@ -250,8 +252,8 @@ def _checked_latest(index: Index, directory: str, if_missing: str, if_damaged: s
 
 
 def recorded_architecture(prefix: str) -> dict | None:
-    """The architecture hparams checkpoint ``prefix`` was trained with; None for
-    checkpoints written before they were recorded."""
+    """The architecture hparams checkpoint ``prefix`` was trained with (and, since
+    they were recorded too, its ``DATA_KEYS``); None for checkpoints written before."""
     reader = tf.train.load_checkpoint(prefix)
     if not reader.has_tensor(ARCHITECTURE_KEY):
         return None
@@ -262,12 +264,22 @@ def check_architecture(prefix: str, recorded: dict | None, hparams: dict,
                        hparams_file: str) -> None:
     """Refuses ``hparams`` (from ``hparams_file``) when an architecture key that
     checkpoint ``prefix`` ``recorded`` (``recorded_architecture``) has another
-    value there: names the first such key.
+    value there: names the first such key. ``hparams`` may hold ``DATA_KEYS`` too:
+    a checkpoint of another problem or vocabulary is refused the same way.
 
     Keys only one side knows are skipped: an older checkpoint records fewer, and a
     key no longer part of the architecture no longer matters."""
     for key, trained in sorted((recorded or {}).items()):
         if key in hparams and json.loads(json.dumps(hparams[key])) != trained:
+            if key in DATA_KEYS:
+                what = (f"on problem {trained}, but {hparams_file} is a {hparams[key]} run"
+                        if key == "problem" else
+                        f"with another vocabulary than the run of {hparams_file} "
+                        f"(fingerprint {trained}, not {hparams[key]})")
+                raise CheckpointStateError(
+                    f"checkpoint {prefix} was trained {what}: its weights mean other tokens; "
+                    "give a checkpoint of that run, or the checkpoint's own run as "
+                    "--output_dir")
             raise CheckpointStateError(
                 f"{hparams_file} says {key}={hparams[key]!r} but checkpoint {prefix} was "
                 f"trained with {key}={trained!r}; restore {hparams_file} or use a new "

@@ -32,11 +32,13 @@ def architecture(model: keras.Model) -> dict:
     return {key: hparams[key] for key in type(model).architecture_keys(model.hparams)}
 
 
-def training_checkpoint(model: keras.Model, optimizer: keras.optimizers.Optimizer
-                        ) -> tf.train.Checkpoint:
-    """The checkpoint t2t-trainer writes: model variables, optimizer state and the
-    model's ``architecture``."""
-    record = tf.Variable(json.dumps(architecture(model), sort_keys=True), trainable=False)
+def training_checkpoint(model: keras.Model, optimizer: keras.optimizers.Optimizer,
+                        data_identity: dict[str, str]) -> tf.train.Checkpoint:
+    """The checkpoint t2t-trainer writes: model variables, optimizer state, and a
+    record of the model's ``architecture`` with the run's ``data_identity``
+    (``Experiment.data_identity``: the problem and vocabulary the weights mean)."""
+    record = tf.Variable(json.dumps({**architecture(model), **data_identity}, sort_keys=True),
+                         trainable=False)
     return tf.train.Checkpoint(model=model_variables(model), optimizer=optimizer,
                                architecture=record)
 
@@ -51,15 +53,18 @@ def architecture_record(checkpoint: tf.train.Checkpoint) -> dict:
     return json.loads(checkpoint.architecture.numpy())
 
 
-def restore_model(model: keras.Model, output_dir: str, checkpoint_path: str | None = None) -> str:
+def restore_model(model: keras.Model, output_dir: str, checkpoint_path: str | None = None,
+                  data_identity: dict[str, str] | None = None) -> str:
     """Loads every variable of ``model`` from ``checkpoint_path`` or the latest
     checkpoint in ``output_dir`` (optimizer state is ignored); returns the path used.
 
     The checkpoint is checked first (``checkpoint_state``): a missing, damaged or
     unindexed one, or one trained with another architecture than ``model``'s
-    hparams, is refused in one line."""
+    hparams (or, given ``data_identity``, another problem or vocabulary), is
+    refused in one line."""
     path = checkpoint_to_read(output_dir, checkpoint_path)
-    check_architecture(path, recorded_architecture(path), architecture(model),
+    check_architecture(path, recorded_architecture(path),
+                       {**architecture(model), **(data_identity or {})},
                        os.path.join(output_dir, HPARAMS_FILE))
     status = tf.train.Checkpoint(model=model_variables(model)).restore(path)
     try:

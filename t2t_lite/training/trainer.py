@@ -93,7 +93,8 @@ class Trainer:
         if self.model.feeds_itself_in_training:
             self.model.sampling_constraint = experiment.problem.decode_constraint(
                 experiment.data_dir)
-        self.checkpoint = training_checkpoint(self.model, self.optimizer)
+        self.checkpoint = training_checkpoint(self.model, self.optimizer,
+                                              experiment.data_identity())
         self.chief = is_chief(self.strategy)
         self.checkpoints = RunCheckpoints(
             self.checkpoint, experiment.output_dir, self.strategy, options.keep_checkpoint_max,

@@ -33,3 +33,12 @@ class TinyReverseBinary(AlgorithmicReverseBinary40):
     def eval_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
         samples = list(self.generate_samples("", tmp_dir, split))
         return [s["inputs"] for s in samples], [s["targets"] for s in samples]
+
+
+@register_problem
+class TinyCopyBinary(AlgorithmicReverseBinary40):
+    """Another problem with the same vocabulary (a checkpoint of it means other things)."""
+    split_sizes = {"train": 40, "dev": 4, "test": 4}
+
+    def transform(self, symbols: list[str]) -> list[str]:
+        return symbols
