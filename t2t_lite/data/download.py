@@ -4,10 +4,11 @@ A file already in ``tmp_dir`` is used as is when it has the expected sha256, so
 a user without network access can place the file there by hand; one with
 another hash is refused and left as it is (it is not ours: what we download is
 checked before it takes its name, so it may be a user's other version of the
-corpus). An absent file is fetched with ``keras.utils.get_file`` (a progress bar on a terminal) into a
-``NAME.incomplete`` folder, checked against its sha256, and only then moved to
-its name: an interrupted or killed download never leaves a file that looks
-complete, and a truncated or wrong one is removed and reported in one line.
+corpus). An absent file is fetched with ``keras.utils.get_file`` (a progress bar
+on a terminal) into a ``NAME.incomplete`` folder, checked against its sha256,
+and only then moved to its name: an interrupted or killed download never leaves
+a file that looks complete, and a truncated or wrong one is removed and reported
+in one line.
 """
 from __future__ import annotations
 
