@@ -166,7 +166,8 @@ COMMANDS = [
         COMMON + ["--data_dir={data}", "--output_dir={run}", "--train_steps=6",
                   "--schedule=train", "--log_every_steps=1"], trainer_outputs, 10),
     Command("t2t-avg-all", t2t_avg_all.main, {
-        "--model_dir": FOLDERS, "--output_dir": FOLDERS, "--n": INTS},
+        "--model_dir": FOLDERS, "--output_dir": FOLDERS, "--n": INTS,
+        "--checkpoint_path": CHECKPOINTS},
         ["--model_dir={run}", "--output_dir={new_dir}", "--n=2"], avg_outputs, 25),
     Command("t2t-exporter", t2t_exporter.main, {
         "--output_dir": FOLDERS, "--export_dir": FOLDERS, "--checkpoint_path": CHECKPOINTS,
@@ -214,6 +215,10 @@ def must_refuse(command: Command, drawn: dict[str, str]) -> list[str]:
             refused.append(flag)
         elif value in DAMAGED:
             refused.append(flag)
+    newest = drawn.get("--checkpoint_path")
+    if (command.name == "t2t-avg-all" and newest
+            and os.path.dirname(newest) != drawn.get("--model_dir", "run")):
+        refused.append("--checkpoint_path of another run")  # an average of two runs
     if "--model" in drawn or "--hparams_set" in drawn:
         pair = (drawn.get("--model", "transformer"),
                 drawn.get("--hparams_set", "my_very_small_transformer"))

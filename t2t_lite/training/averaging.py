@@ -65,6 +65,10 @@ def list_checkpoints(model_dir: str, newest: str | None = None) -> list[str]:
     if not index.exists and not checkpoints_on_disk(model_dir):
         raise FileNotFoundError(f"no 'checkpoint' state file in {model_dir}; expected a "
                                 "directory written by t2t-trainer (tf.train.CheckpointManager)")
+    if newest and os.path.realpath(os.path.dirname(newest)) != os.path.realpath(model_dir):
+        raise ValueError(f"--checkpoint_path={newest} is not a checkpoint of "
+                         f"--model_dir={model_dir}: the average would mix two runs' weights; "
+                         f"give one of {model_dir}'s checkpoints")
     newest = checkpoint_to_read(model_dir, newest)
     listed = index.listed if index.latest else checkpoints_on_disk(model_dir)
     return [p for p in listed if checkpoint_step(p) < checkpoint_step(newest)] + [newest]
