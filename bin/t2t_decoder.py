@@ -62,8 +62,8 @@ def ensemble_member(experiment: "Experiment", output_dir: str) -> "keras.Model":
     if member.problem.name != experiment.problem.name:
         raise ValueError(f"--ensemble: {output_dir} holds a {member.problem.name} model, "
                          f"not {experiment.problem.name}")
-    if (experiment_lib.vocab_fingerprint(member.problem, member.data_dir)
-            != experiment_lib.vocab_fingerprint(experiment.problem, experiment.data_dir)):
+    if (member.problem.vocab_fingerprint(member.data_dir)
+            != experiment.problem.vocab_fingerprint(experiment.data_dir)):
         raise ValueError(f"--ensemble: {output_dir} was trained with another vocabulary "
                          f"than {experiment.output_dir}; ensembled models must share one")
     return trained_run.restored_model(member)[0]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import glob
-import hashlib
 import json
 import os
 from typing import Any
@@ -57,7 +56,7 @@ class Experiment:
     def data_identity(self) -> dict[str, str]:
         """The problem and vocabulary the weights are tied to (checkpoints record them)."""
         return {"problem": self.problem.name,
-                "vocab_fingerprint": vocab_fingerprint(self.problem, self.data_dir)}
+                "vocab_fingerprint": self.problem.vocab_fingerprint(self.data_dir)}
 
     def record(self) -> dict[str, Any]:
         return {**self.data_identity(), "model": self.model_name,
@@ -73,19 +72,6 @@ class Experiment:
             # The values were checked on arrival; allow_nan=False stops a bug writing NaN.
             json.dump(self.record(), f, indent=2, sort_keys=True, allow_nan=False)
         os.replace(path + ".tmp", path)
-
-
-def vocab_fingerprint(problem: Problem, data_dir: str) -> str:
-    """A short hash of the problem's vocabulary: detects decoding with another one."""
-    encoders = problem.feature_encoders(data_dir)
-    digest = hashlib.sha256()
-    for key in sorted(encoders):
-        enc = encoders[key]
-        digest.update(key.encode())
-        digest.update(str(enc.vocab_size).encode())
-        for i in range(enc.vocab_size):
-            digest.update(enc.decode([i]).encode("utf-8", "replace"))
-    return digest.hexdigest()[:16]
 
 
 def load_record(output_dir: str) -> dict[str, Any] | None:
@@ -198,7 +184,7 @@ def _check_architecture_unchanged(experiment: Experiment, saved_values: dict,
         raise ExperimentError(
             f"{experiment.output_dir} holds checkpoints of another model architecture "
             f"({', '.join(changed)}); use a new --output_dir or drop those --hparams")
-    fingerprint = vocab_fingerprint(experiment.problem, experiment.data_dir)
+    fingerprint = experiment.problem.vocab_fingerprint(experiment.data_dir)
     if record.get("vocab_fingerprint") not in (None, fingerprint):
         raise ExperimentError(
             f"the vocabulary in {experiment.data_dir} is not the one {experiment.output_dir} "

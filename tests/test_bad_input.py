@@ -47,6 +47,12 @@ def ws(tmp_path_factory):
     shutil.copytree(data_dir, corrupt)
     shard = corrupt / "tiny_reverse_binary-train-00003-of-00010"
     shard.write_bytes(shard.read_bytes()[:-5])
+    rebuilt = root / "rebuilt_vocab_data"  # the vocabulary rebuilt after the shards
+    shutil.copytree(data_dir, rebuilt)
+    vocab = rebuilt / "vocab.tiny_reverse_binary.txt"
+    tokens = vocab.read_text().splitlines()
+    tokens[-1], tokens[-2] = tokens[-2], tokens[-1]
+    vocab.write_text("\n".join(tokens) + "\n")
     (root / "broken_run").mkdir()
     (root / "broken_run" / "hparams.json").write_text("{not json")
     (files / "nul.txt").write_bytes(b"0 1\n1\x000\n")

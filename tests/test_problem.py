@@ -68,7 +68,7 @@ def test_defaults():
 def test_generate_data_writes_vocab_and_named_shards(tmp_path):
     problem, data_dir = _generate(tmp_path)
     assert sorted(os.listdir(data_dir)) == sorted(
-        ["vocab.toy_copy_test_problem.txt"]
+        ["vocab.toy_copy_test_problem.txt", "toy_copy_test_problem.shards.json"]
         + [f"toy_copy_test_problem-train-0000{i}-of-00003" for i in range(3)]
         + ["toy_copy_test_problem-dev-00000-of-00001",
            "toy_copy_test_problem-test-00000-of-00001"])
@@ -103,7 +103,8 @@ def test_interrupted_generation_leaves_no_shards(tmp_path):
     data_dir = str(tmp_path / "data")
     with pytest.raises(RuntimeError, match="download died"):
         Failing().generate_data(data_dir, str(tmp_path / "tmp"))
-    assert os.listdir(data_dir) == ["vocab.toy_copy_test_problem.txt"]
+    assert sorted(os.listdir(data_dir)) == ["toy_copy_test_problem.shards.json",
+                                            "vocab.toy_copy_test_problem.txt"]
     problem, _ = _generate(tmp_path)
     assert problem.generated == ["train", "dev", "test"]
 
@@ -183,3 +184,35 @@ def test_dataset_examples_are_numpy_int32(tmp_path):
     problem, data_dir = _generate(tmp_path)
     example = next(iter(problem.dataset("dev", data_dir)))
     assert example["targets"].numpy().dtype == np.int32
+
+
+class ToyWordsTestProblem(ToyCopyTestProblem):
+    """The toy samples over a word vocabulary (a file of tokens, one a line)."""
+    encoder_class = TokenTextEncoder
+
+    def build_vocab(self, data_dir, tmp_dir):
+        words = {word for sample in SAMPLES["train"] for text in sample.values()
+                 for word in text.split()}
+        return TokenTextEncoder(sorted(words) + ["a", "b", "cc", "z", "zz"])
+
+
+def test_shards_encoded_with_another_vocabulary_are_refused(tmp_path):
+    problem, data_dir = ToyWordsTestProblem(), str(tmp_path / "data")
+    problem.generate_data(data_dir, str(tmp_path / "tmp"))
+    assert os.path.exists(problem.shards_record_path(data_dir))
+    vocab = tmp_path / "data" / problem.vocab_filename
+    tokens = vocab.read_text().splitlines()
+    tokens[-1], tokens[-2] = tokens[-2], tokens[-1]  # rebuilt: same size, other ids
+    vocab.write_text("\n".join(tokens) + "\n")
+    shards = {path: open(path, "rb").read() for split in ("train", "dev", "test")
+              for path in problem.shard_paths(data_dir, split)}
+    for call in (lambda: problem.generate_data(data_dir, str(tmp_path / "tmp")),
+                 lambda: problem.require_data("train", data_dir),
+                 lambda: problem.dataset("dev", data_dir)):
+        with pytest.raises(ValueError, match="shards in .* were encoded with another vocabulary"):
+            call()
+    assert shards == {path: open(path, "rb").read() for path in shards}
+    for path in [*shards, problem.shards_record_path(data_dir)]:
+        os.remove(path)
+    problem.generate_data(data_dir, str(tmp_path / "tmp"))  # what the error says to do
+    assert len(list(problem.dataset("train", data_dir))) == len(SAMPLES["train"])

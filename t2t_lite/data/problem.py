@@ -13,6 +13,8 @@ and, when bytes are not the right vocabulary, overrides ``build_vocab`` and
 from __future__ import annotations
 
 import abc
+import hashlib
+import json
 import logging
 import os
 import shlex
@@ -71,6 +73,19 @@ class Problem(abc.ABC):
     def vocab_size(self, data_dir: str) -> int:
         """The size of the (shared) vocabulary the model embeds and predicts."""
         return self.feature_encoders(data_dir)["targets"].vocab_size
+
+    def vocab_fingerprint(self, data_dir: str) -> str:
+        """A short hash of the vocabulary: tells runs, checkpoints and shards written
+        with another one (of the same size) from this one."""
+        encoders = self.feature_encoders(data_dir)
+        digest = hashlib.sha256()
+        for key in sorted(encoders):
+            encoder = encoders[key]
+            digest.update(key.encode())
+            digest.update(str(encoder.vocab_size).encode())
+            for i in range(encoder.vocab_size):
+                digest.update(encoder.decode([i]).encode("utf-8", "replace"))
+        return digest.hexdigest()[:16]
 
     def decode_hparams_defaults(self) -> dict:
         """Decoding settings this problem needs (e.g. beam size, alpha); none by default."""
@@ -132,7 +147,8 @@ class Problem(abc.ABC):
 
     def require_data(self, split: str, data_dir: str) -> list[str]:
         """The shard paths of ``split``; ``FileNotFoundError`` naming them and the
-        t2t-datagen command that writes them when any is missing."""
+        t2t-datagen command that writes them when any is missing, ``ValueError``
+        when they were encoded with another vocabulary (``check_shards_vocabulary``)."""
         paths = self.shard_paths(data_dir, split)
         missing = [path for path in paths if not os.path.exists(path)]
         if missing:
@@ -141,7 +157,42 @@ class Problem(abc.ABC):
                 f"no complete {split} data for problem {self.name}: {len(missing)} of "
                 f"{len(paths)} shards {pattern} are missing; write them with: "
                 f"{self.datagen_command(data_dir)}")
+        self.check_shards_vocabulary(data_dir)
         return paths
+
+    def shards_record_path(self, data_dir: str) -> str:
+        """``NAME.shards.json`` beside the shards: the fingerprint of the vocabulary
+        they were encoded with (shards written before it have none)."""
+        train_shard = os.path.basename(self.shard_paths(data_dir, "train")[0])
+        return os.path.join(data_dir, train_shard.rsplit("-train-", 1)[0] + ".shards.json")
+
+    def record_shards_vocabulary(self, data_dir: str) -> None:
+        """Notes, unless noted already, that the shards about to be written are encoded
+        with the vocabulary in ``data_dir`` (before they are: a killed run leaves a
+        true record)."""
+        path = self.shards_record_path(data_dir)
+        if os.path.exists(path):  # checked against the vocabulary before any writing
+            return
+        with open(path + ".incomplete", "w") as f:
+            json.dump({"vocab_fingerprint": self.vocab_fingerprint(data_dir)}, f)
+        os.replace(path + ".incomplete", path)
+
+    def check_shards_vocabulary(self, data_dir: str) -> None:
+        """Refuses shards encoded with another vocabulary than the one in ``data_dir``
+        (one rebuilt after they were written): their ids would mean other tokens."""
+        path = self.shards_record_path(data_dir)
+        if not os.path.exists(path):
+            return
+        with open(path) as f:
+            recorded = json.load(f).get("vocab_fingerprint")
+        current = self.vocab_fingerprint(data_dir)
+        if recorded != current:
+            raise ValueError(
+                f"the {self.name} shards in {data_dir} were encoded with another vocabulary "
+                f"than {os.path.join(data_dir, self.vocab_filename)} (fingerprint "
+                f"{recorded}, now {current}): their ids would mean other tokens. Remove the "
+                f"shards and {os.path.basename(path)}, then run: "
+                f"{self.datagen_command(data_dir)}")
 
     def check_data(self, split: str, data_dir: str) -> list[str]:
         """``require_data``, and every shard read to the end: a truncated or corrupt
@@ -216,11 +267,13 @@ class Text2TextProblem(Problem):
         os.makedirs(tmp_dir, exist_ok=True)
         self._write_vocab(data_dir, tmp_dir)
         encoders = self.feature_encoders(data_dir)
+        self.check_shards_vocabulary(data_dir)  # shards kept below must be this vocabulary's
         for split in SPLITS:
             paths = self.shard_paths(data_dir, split)
             if all(os.path.exists(path) for path in paths):
                 logger.info("%s: %s shards exist, skipping", self.name, split)
                 continue
+            self.record_shards_vocabulary(data_dir)
             logger.info("%s: generating %s data into %d shards", self.name, split, len(paths))
             tfrecords.write_shards(self._encoded_samples(data_dir, tmp_dir, split, encoders),
                                    paths)
