@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import time
 
 from t2t_lite.bin import common
@@ -45,8 +44,10 @@ def main() -> int:
                         help="t2t-trainer's --seed (1234, its default, is the README's run)")
     args = parser.parse_args()
     data_dir, output_dir = os.path.join(args.root, "data"), os.path.join(args.root, "train")
-    if os.path.exists(output_dir):
-        sys.exit(f"{output_dir} exists: give a new --root")
+    # It writes data/, train/, fresh.txt and fresh.decoded there: only into a folder of its own.
+    if os.path.isdir(args.root) and os.listdir(args.root):
+        parser.error(f"--root={args.root} is not empty (an earlier run, or your files): "
+                     "give a new --root")
     started = time.monotonic()
     run(["t2t-trainer", f"--problem={PROBLEM}", "--model=transformer",
          f"--hparams_set={args.hparams_set}", f"--hparams={args.hparams}",
