@@ -127,10 +127,9 @@ def decode(argv: Sequence[str] | None) -> int:
           f"in {seconds:.1f} s ({len(outputs) / seconds:.1f} lines/s; "
           f"{search.traces} trace{'s' if search.traces != 1 else ''}{compiled})")
     if references is not None:
-        best = decoder.best_beams(outputs, settings)
-        if best is not outputs:
+        if settings.fielded:
             print("scoring the best beam of each line (the first field)")
-        print("\n".join(score_decodes(run.experiment.problem, best, references)))
+        print("\n".join(score_decodes(run.experiment.problem, outputs, references)))
     return 0
 
 

@@ -75,6 +75,18 @@ def test_return_beams_writes_every_real_beam_tab_separated():
     assert outputs == ["ba\tab", "d c\tc d"]  # tabs inside a beam become spaces
 
 
+@pytest.mark.parametrize("fields", ["return_beams=true", "write_beam_scores=true",
+                                    "return_beams=true,write_beam_scores=true"])
+def test_decode_from_file_gives_the_best_beams_to_score(tmp_path, fields):
+    """The file holds the fields; what a reference scores is each line's best beam."""
+    source, target = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("ab\n\nc\n")
+    outputs, _ = decode_from_file(str(source), str(target),
+                                  decoding(ReversingSearch(), fields))
+    assert outputs == ["ba", "", "c"]
+    assert all("\t" in line for line in target.read_text().splitlines() if line)
+
+
 def test_line_breaks_inside_a_decoded_text_become_spaces():
     assert decode_lines(["a\rb"], decoding(ReversingSearch())) == ["b a"]
 

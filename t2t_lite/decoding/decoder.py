@@ -22,7 +22,6 @@ from t2t_lite.data.text_files import (read_utf8_lines, stream_utf8_lines,
 from t2t_lite.data.unknown_tokens import UnknownTokens
 from t2t_lite.decoding.factory import Decoding
 from t2t_lite.decoding.input_rules import encode_input, warn_cut
-from t2t_lite.decoding.settings import DecodeSettings
 from t2t_lite.progress import Progress
 
 STDIN = "<stdin>"  # the name of standard input in warnings and errors
@@ -67,7 +66,7 @@ def decode_lines(lines: list[str], decoding: Decoding, description: str | None =
     order = sorted(encoded, key=lambda i: -len(encoded[i]))
     bar = Progress(description, len(order), "lines") if description else None
     # Tabs inside a text become spaces only where tabs separate fields.
-    fielded = settings.return_beams or settings.write_beam_scores
+    fielded = settings.fielded
     bucket = settings.padded_length_bucket
     for start in range(0, len(order), settings.batch_size):
         indices = order[start:start + settings.batch_size]
@@ -96,14 +95,6 @@ def decode_lines(lines: list[str], decoding: Decoding, description: str | None =
     return outputs
 
 
-def best_beams(outputs: list[str], settings: DecodeSettings) -> list[str]:
-    """The best beam's text of each output line: what a reference is scored against
-    when ``return_beams`` or ``write_beam_scores`` put fields in the lines."""
-    if not (settings.return_beams or settings.write_beam_scores):
-        return outputs
-    return [line.split("\t", 1)[0] for line in outputs]
-
-
 def decode_from_file(input_path: str, output_path: str, decoding: Decoding,
                      reference_path: str | None = None) -> tuple[list[str], list[str] | None]:
     """Decodes every line of ``input_path`` into the same line of ``output_path``.
@@ -111,8 +102,10 @@ def decode_from_file(input_path: str, output_path: str, decoding: Decoding,
     The whole input (and ``reference_path``, when given) is read and checked
     before anything is decoded, and the output appears only once every line is
     decoded. Input tokens the vocabulary lacks, and inputs cut to the decode's
-    ``max_input_length``, are counted in a warning each. Returns the output lines
-    and the reference lines (or None).
+    ``max_input_length``, are counted in a warning each. Returns the best decode
+    of each line, what a reference scores (the output line itself, or its first
+    field when ``return_beams`` / ``write_beam_scores`` put fields in it), and the
+    reference lines (or None).
     """
     lines = read_utf8_lines(input_path)
     unknown = UnknownTokens(input_path)
@@ -129,6 +122,8 @@ def decode_from_file(input_path: str, output_path: str, decoding: Decoding,
     outputs = decode_lines(lines, decoding, description=f"decoding {os.path.basename(input_path)}",
                            source=input_path)
     write_lines_atomically(output_path, outputs)
+    if decoding.settings.fielded:
+        outputs = [line.split("\t", 1)[0] for line in outputs]
     return outputs, references
 
 

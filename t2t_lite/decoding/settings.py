@@ -68,6 +68,11 @@ class DecodeSettings:
         return cls(**decode.values(), xla=run.xla)
 
     @property
+    def fielded(self) -> bool:
+        """Output lines hold tab-separated fields (every beam, or text and score)."""
+        return self.return_beams or self.write_beam_scores
+
+    @property
     def padded_length_bucket(self) -> int:
         """The length inputs are padded to a multiple of: ``length_bucket`` under XLA,
         which compiles a program per shape; else 0 (batches as long as their longest line)."""
