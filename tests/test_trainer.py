@@ -16,7 +16,7 @@ from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.problems.algorithmic import fresh_binary_strings, reversal_accuracy_by_length
 from t2t_lite.training.checkpoints import restore_model
 from t2t_lite.training.trainer import Trainer
-from toys import fixed_reverse_batches, make_trainer, training_hparams
+from toys import SmallReverse, fixed_reverse_batches, make_trainer, training_hparams
 
 load_builtins()
 
@@ -216,3 +216,23 @@ def test_tiny_transformer_learns_to_reverse(reverse_data, tmp_path):
     print("exact reversals by length, beam 4:", by_length)
     assert list(by_length) == ["1-10", "11-20", "21-30", "31-40"]
     assert all(right >= 0.95 * total for right, total in by_length.values()), by_length
+
+
+def test_examples_left_out_of_the_dev_figures_are_counted_once(reverse_data, tmp_path, caplog):
+    """Dev strings of 1-40 symbols (and EOS) with max_length=21: those over 20 symbols are
+    not in the dev loss; one warning says how many, a second evaluation does not repeat it."""
+    trainer = make_trainer(reverse_data, tmp_path, training_hparams("max_length=21"))
+    dev = list(SmallReverse().dataset("dev", reverse_data))
+    longer = sum(1 for example in dev if len(example["inputs"]) > 21)
+    assert 0 < longer < len(dev)
+    caplog.set_level(logging.WARNING)
+    trainer.evaluate()
+    trainer.evaluate()
+    warnings = [r.getMessage() for r in caplog.records if "left out" in r.getMessage()]
+    assert warnings == [f"eval dev: {longer} of its {len(dev)} examples have a side longer "
+                        "than 21 tokens (max_length=21, batch_size=512) and are left out of "
+                        "these figures, as such examples are of training; raise max_length "
+                        "to include them"]
+    caplog.clear()
+    make_trainer(reverse_data, tmp_path / "all", training_hparams()).evaluate()
+    assert "left out" not in caplog.text

@@ -30,6 +30,9 @@ class TeacherForcedEvaluation:
         self._eval_fn = None
         # Built once per split: a new dataset would retrace the evaluation.
         self._datasets: dict[str, tf.distribute.DistributedDataset] = {}
+        # How many examples the last evaluation of each split covered (the batches
+        # leave out those longer than max_length).
+        self.examples: dict[str, int] = {}
 
     # Not converted by autograph (the loop over the dataset is): converting the
     # model's code took a third of a first evaluation (the tests' small models).
@@ -62,6 +65,7 @@ class TeacherForcedEvaluation:
             self._datasets[split] = self.strategy.experimental_distribute_dataset(dataset)
         loss, tokens, correct, seq_correct, seqs = self._eval_fn(
             self._datasets[split]).numpy().tolist()
+        self.examples[split] = int(seqs)
         metrics = {"loss": loss / max(tokens, 1.0),
                    "accuracy": correct / max(tokens, 1.0),
                    "sequence_accuracy": seq_correct / max(seqs, 1.0)}

@@ -108,6 +108,7 @@ class Trainer:
         self._evaluation = TeacherForcedEvaluation(
             self.model, self.strategy, lambda split: self._batches(split, training=False),
             options.eval_batches)
+        self._left_out_checked: set[str] = set()
 
     @property
     def step(self) -> int:
@@ -356,11 +357,27 @@ class Trainer:
         metrics = self._evaluation(split)
         logging.info("eval %s at step %d: %s", split, self.step,
                      ", ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
+        if split not in self._left_out_checked and not self.options.eval_batches:
+            self._left_out_checked.add(split)
+            self._warn_left_out(split, self._evaluation.examples[split])
         writer = self._writer(split)
         with writer.as_default(step=self.step):
             for name, value in metrics.items():
                 tf.summary.scalar(name, value)
         return metrics
+
+    def _warn_left_out(self, split: str, evaluated: int) -> None:
+        """One warning when the batches left examples out of ``split``'s figures."""
+        total = int(self.experiment.problem.dataset(split, self.experiment.data_dir).reduce(
+            0, lambda count, _: count + 1))
+        if evaluated < total:
+            tokens = self.hparams.batch_size * self.strategy.num_replicas_in_sync
+            limit = min(self.hparams.max_length or tokens, tokens)
+            logging.warning(
+                "eval %s: %d of its %d examples have a side longer than %d tokens "
+                "(max_length=%d, batch_size=%d) and are left out of these figures, as "
+                "such examples are of training; raise max_length to include them", split,
+                total - evaluated, total, limit, self.hparams.max_length, tokens)
 
     def score_dev_decodes(self) -> list[str]:
         """Runs ``dev_scorer``; logs its lines and writes them as a TensorBoard text."""
