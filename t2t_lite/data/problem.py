@@ -115,8 +115,8 @@ class Problem(abc.ABC):
     def eval_lines(self, tmp_dir: str, split: str) -> tuple[list[str], list[str]]:
         """``split``'s raw inputs and their references, one a line, line-aligned: what
         ``t2t-decoder --decode_from_file=SOURCE --decode_reference=REFERENCE`` reads."""
-        raise NotImplementedError(f"{type(self).__name__} names evaluation files but "
-                                  "gives no eval_lines")
+        raise TypeError(f"{type(self).__name__} overrides eval_file_names but not "
+                        "eval_lines; a problem with evaluation files gives both")
 
     def training_augmentation(self, data_dir: str, hparams: HParams) -> Augment | None:
         """A random change of each training example, drawn afresh each time it is read
