@@ -33,6 +33,10 @@ from t2t_lite.hparam import HParams, HParamsError
 logger = logging.getLogger(__name__)
 
 SPLITS = ("train", "dev", "test")
+# vocab_fingerprint by (problem class, sha256 of the vocabulary file): a command asks
+# for it several times (run record, checkpoint, each split read), and hashing the
+# file is cheap where decoding every id is not.
+_FINGERPRINTS: dict[tuple[type, str], str] = {}
 
 
 def check_split(split: str) -> None:
@@ -77,15 +81,25 @@ class Problem(abc.ABC):
     def vocab_fingerprint(self, data_dir: str) -> str:
         """A short hash of the vocabulary: tells runs, checkpoints and shards written
         with another one (of the same size) from this one."""
+        path = os.path.join(data_dir, getattr(self, "vocab_filename", ""))
+        cache_key = None
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                cache_key = (type(self), hashlib.sha256(f.read()).hexdigest())
+            if cache_key in _FINGERPRINTS:
+                return _FINGERPRINTS[cache_key]
         encoders = self.feature_encoders(data_dir)
         digest = hashlib.sha256()
-        for key in sorted(encoders):
-            encoder = encoders[key]
-            digest.update(key.encode())
+        for feature in sorted(encoders):
+            encoder = encoders[feature]
+            digest.update(feature.encode())
             digest.update(str(encoder.vocab_size).encode())
             for i in range(encoder.vocab_size):
                 digest.update(encoder.decode([i]).encode("utf-8", "replace"))
-        return digest.hexdigest()[:16]
+        fingerprint = digest.hexdigest()[:16]
+        if cache_key:
+            _FINGERPRINTS[cache_key] = fingerprint
+        return fingerprint
 
     def decode_hparams_defaults(self) -> dict:
         """Decoding settings this problem needs (e.g. beam size, alpha); none by default."""
