@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import math
 import os
@@ -46,6 +47,10 @@ class CommandParser(argparse.ArgumentParser):
     not a usage dump, and every command's --verbosity."""
 
     def __init__(self, *args, **kwargs):
+        # Flags are their full names, as --help lists them (tensor2tensor's absl flags and
+        # fairseq's parser take no abbreviations either): a prefix that happens to be
+        # unique today would silently mean another flag once one is added.
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
         self.add_argument("--verbosity", type=int, default=0, choices=(0, 1, 2),
                           help="0: t2t-lite's own messages; 1: also TensorFlow's start-up "
@@ -62,10 +67,45 @@ class CommandParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
     def parse_args(self, args=None, namespace=None) -> argparse.Namespace:
+        self._check_flags(sys.argv[1:] if args is None else list(args))
         parsed = super().parse_args(args, namespace)
         start_tensorflow(parsed.verbosity)
         set_threads(parsed.intra_op_parallelism_threads, parsed.inter_op_parallelism_threads)
         return parsed
+
+
+    def _check_flags(self, args: list[str]) -> None:
+        """Names every unknown flag first (argparse would first complain of a missing
+        required flag, when the user had typed it wrong), then refuses a flag given
+        twice with different values: argparse would keep the last value and drop the
+        first without a word (``--hparams=a=1 --hparams=b=2`` trains without a=1;
+        ``--translation`` twice scores the second file). The same value twice, or a
+        flag of no value twice, is harmless and passes."""
+        values: dict[str, list[tuple[str, str]]] = {}
+        for index, token in enumerate(args):
+            if token == "--":
+                break
+            if not token.startswith("--"):
+                continue
+            name, has_value, value = token.partition("=")
+            action = self._option_string_actions.get(name)
+            if action is None:
+                close = difflib.get_close_matches(name, self._option_string_actions, n=1)
+                self.error(f"unrecognized arguments: {token}"
+                           + (f" (did you mean {close[0]}?)" if close else ""))
+            if isinstance(action, _Refused):
+                continue
+            if not has_value and action.nargs != 0:
+                value = args[index + 1] if index + 1 < len(args) else ""
+            values.setdefault(action.dest, []).append((name, value))
+        for given in values.values():
+            if len({value for _, value in given}) > 1:
+                shown = ", then ".join(f"{name}={value}" for name, value in given)
+                times = "twice" if len(given) == 2 else f"{len(given)} times"
+                self.error(f"{given[0][0]} is given {times} with different values "
+                           f"({shown}); only the last would count: give it once"
+                           + (" (hparams go in one comma-separated list)"
+                              if "hparams" in given[0][0] else ""))
 
 
 def start_tensorflow(verbosity: int) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
-from cli_helpers import COMMON, USR_DIR
+from cli_helpers import COMMON, USR_DIR, with_flags
 from t2t_lite.bin import (t2t_attention, t2t_avg_all, t2t_bleu, t2t_datagen, t2t_decoder,
                           t2t_exporter, t2t_parse_eval, t2t_trainer)
 
@@ -18,14 +18,14 @@ def run_dir(ws):
 
 
 def train_args(ws, *flags):
-    return COMMON + [f"--data_dir={ws.data_dir}", f"--output_dir={ws.output_dir}",
-                     "--train_steps=6", *flags]
+    return with_flags(COMMON + [f"--data_dir={ws.data_dir}", f"--output_dir={ws.output_dir}",
+                                "--train_steps=6"], *flags)
 
 
 def new_run_args(ws, *flags):
     """Flags for a run in a folder that does not exist yet (and must not after)."""
-    return COMMON + [f"--data_dir={ws.data_dir}", f"--output_dir={ws.root}/new_run",
-                     "--train_steps=6", *flags]
+    return with_flags(COMMON + [f"--data_dir={ws.data_dir}", f"--output_dir={ws.root}/new_run",
+                                "--train_steps=6"], *flags)
 
 
 @dataclasses.dataclass
@@ -57,6 +57,13 @@ CASES = [
          "unknown problem 'translate_ende_wmt33k'"),
     Case("unknown flag", t2t_trainer.main,
          lambda ws: train_args(ws, "--train_stpes=3"), "unrecognized arguments: --train_stpes"),
+    Case("flag given twice", t2t_trainer.main,
+         lambda ws: new_run_args(ws) + ["--hparams=num_heads=2", "--hparams=hidden_size=32"],
+         "--hparams is given twice with different values (--hparams=num_heads=2, then "
+         "--hparams=hidden_size=32); only the last would count: give it once"),
+    Case("abbreviated flag", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--train_step=3"),
+         "unrecognized arguments: --train_step=3 (did you mean --train_steps?)"),
     Case("T2T flag done another way", t2t_trainer.main,
          lambda ws: train_args(ws, "--worker_gpu=8"), "CUDA_VISIBLE_DEVICES"),
     Case("unknown schedule", t2t_trainer.main,

@@ -18,6 +18,13 @@ COMMON = ["--problem=tiny_reverse_binary", "--model=transformer",
           "--hparams_set=my_very_small_transformer", f"--t2t_usr_dir={USR_DIR}"]
 
 
+def with_flags(flags: list[str], *changes: str) -> list[str]:
+    """``flags`` with each of ``changes`` in place of the flag of its name (or added):
+    the commands refuse a flag given twice with two values."""
+    names = {change.split("=", 1)[0] for change in changes}
+    return [flag for flag in flags if flag.split("=", 1)[0] not in names] + list(changes)
+
+
 _trained_once: list[str] = []  # the first run's data and output dirs, copied after
 
 

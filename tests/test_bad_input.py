@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from bad_input_cases import CASES
-from cli_helpers import COMMON, USR_DIR, snapshot, train_tiny
+from cli_helpers import COMMON, USR_DIR, snapshot, train_tiny, with_flags
 from t2t_lite.bin import t2t_avg_all, t2t_datagen, t2t_trainer
 
 
@@ -90,9 +90,10 @@ def ws(tmp_path_factory):
     copy_data = str(root / "copy_data")
     assert t2t_datagen.main(["--problem=tiny_copy_binary", f"--t2t_usr_dir={USR_DIR}",
                              f"--data_dir={copy_data}"]) == 0
-    assert t2t_trainer.main([*COMMON, "--problem=tiny_copy_binary", f"--data_dir={copy_data}",
-                             f"--output_dir={root / 'copy_run'}", "--train_steps=2",
-                             "--schedule=train"]) == 0
+    assert t2t_trainer.main(with_flags(COMMON, "--problem=tiny_copy_binary",
+                                       f"--data_dir={copy_data}",
+                                       f"--output_dir={root / 'copy_run'}", "--train_steps=2",
+                                       "--schedule=train")) == 0
     shutil.copytree(output_dir, root / "train_copy")
     assert t2t_avg_all.main([f"--model_dir={output_dir}", f"--output_dir={root}/average"]) == 0
     return Workspace(str(root), data_dir, output_dir, str(usr_dirs))

@@ -6,7 +6,9 @@ complete.
 Each draw starts from a fresh copy of one workspace (a trained tiny run, its
 data, an averaged copy, earlier outputs of the decoder and of t2t-attention, and
 a user's files), takes a command's valid flags and replaces one to three of them
-with values drawn for that flag's kind: numbers at their range edges (0, -1,
+(or, one draw in five, gives them again after its own: a flag given twice with two
+values must be refused, since only the last would count) with values drawn for that
+flag's kind: numbers at their range edges (0, -1,
 huge, NaN, inf, empty, wrong type), hparams strings with such values, paths
 that collide with the command's own inputs, with files of a run, with a folder
 of unrelated files, and damaged inputs (truncated, BOM, NUL, CRLF, a directory
@@ -35,7 +37,7 @@ import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli_helpers import COMMON, USR_DIR, train_tiny
+from cli_helpers import COMMON, USR_DIR, train_tiny, with_flags
 from t2t_lite.output_paths import MANIFEST
 from t2t_lite.bin import (t2t_attention, t2t_avg_all, t2t_bleu, t2t_datagen, t2t_decoder,
                           t2t_exporter, t2t_parse_eval, t2t_trainer)
@@ -252,9 +254,11 @@ def _resolve(root: str, flag_values: dict[str, str]) -> dict[str, str]:
             for flag, value in flag_values.items()}
 
 
-def argv_of(command: Command, root: str, drawn: dict[str, str]) -> list[str]:
-    """The valid invocation with the drawn flags in place of its own."""
-    kept = [arg for arg in command.valid if arg.split("=", 1)[0] not in drawn]
+def argv_of(command: Command, root: str, drawn: dict[str, str], twice: bool = False
+            ) -> list[str]:
+    """The valid invocation with the drawn flags in place of its own, or (``twice``)
+    after its own: a flag given twice, as a script that appends to a command line does."""
+    kept = [arg for arg in command.valid if twice or arg.split("=", 1)[0] not in drawn]
     argv = [re.sub(r"\{([^}]+)\}", lambda m: os.path.join(root, m.group(1)), arg)
             for arg in kept]
     return argv + [f"{flag}={value}" for flag, value in _resolve(root, drawn).items()]
@@ -307,10 +311,10 @@ def build_workspace(root) -> str:
     # A run of another problem with the same shapes and vocabulary.
     assert t2t_datagen.main(["--problem=tiny_copy_binary", f"--t2t_usr_dir={USR_DIR}",
                              f"--data_dir={root / 'copy_data'}"]) == 0
-    assert t2t_trainer.main([*COMMON, "--problem=tiny_copy_binary",
-                             f"--data_dir={root / 'copy_data'}",
-                             f"--output_dir={root / 'copy_run'}", "--train_steps=2",
-                             "--schedule=train"]) == 0
+    assert t2t_trainer.main(with_flags(COMMON, "--problem=tiny_copy_binary",
+                                       f"--data_dir={root / 'copy_data'}",
+                                       f"--output_dir={root / 'copy_run'}", "--train_steps=2",
+                                       "--schedule=train")) == 0
     # Another run: same files, another problem.
     shutil.copytree(run, root / "other_run")
     record = (root / "other_run" / "hparams.json").read_text()
@@ -367,13 +371,23 @@ def complete(command: Command, root: str, drawn: dict[str, str], argv: list[str]
     return ""
 
 
-def check(command: Command, template: str, drawn: dict[str, str]) -> list[str]:
+def given_twice(argv: list[str]) -> list[str]:
+    """The flags ``argv`` gives twice with different values (only the last would count)."""
+    values: dict[str, set[str]] = {}
+    for arg in argv:
+        name, _, value = arg.partition("=")
+        values.setdefault(name, set()).add(value)
+    return [f"{name} given twice" for name, seen in values.items() if len(seen) > 1]
+
+
+def check(command: Command, template: str, drawn: dict[str, str], twice: bool = False
+          ) -> list[str]:
     """The violations of one draw."""
     root = tempfile.mkdtemp(prefix="fuzz_")
     try:
         workspace = os.path.join(root, "ws")
         shutil.copytree(template, workspace, symlinks=True)
-        argv = argv_of(command, workspace, drawn)
+        argv = argv_of(command, workspace, drawn, twice)
         before = digest_tree(workspace)
         # In the workspace, so that a path that means "here" (an empty one did) can
         # only damage the draw's copy, where it is seen.
@@ -405,13 +419,15 @@ def check(command: Command, template: str, drawn: dict[str, str]) -> list[str]:
         problems += [f"wrote {path}" for path in sorted(set(after) - set(before))
                      if not declared_output(path)
                      and not any(path.startswith(folder + os.sep) for folder in shared)]
-        if outcome.code == 0 and must_refuse(command, drawn):
-            problems.append(f"exit 0 with {', '.join(must_refuse(command, drawn))}")
+        refused = must_refuse(command, drawn) + given_twice(argv)
+        if outcome.code == 0 and refused:
+            problems.append(f"exit 0 with {', '.join(refused)}")
         if outcome.code == 0 and outcome.escaped is None:
             why = complete(command, workspace, drawn, argv)
             if why:
                 problems.append(f"exit 0 but {why}")
-        return [f"{command.name} {drawn}: {'; '.join(problems)}"] if problems else []
+        shown = f"{drawn} after its own flags" if twice else drawn
+        return [f"{command.name} {shown}: {'; '.join(problems)}"] if problems else []
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -431,9 +447,10 @@ def test_whatever_is_typed_exits_0_or_2_and_loses_nothing(template, command, mon
     scale = settings.default.max_examples / 100
 
     @settings(max_examples=max(1, int(command.examples * scale)))
-    @given(invocations(command))
-    def draw(drawn):
-        violations.extend(check(command, template, drawn))
+    # One draw in five gives the drawn flags after the valid ones, not in their place.
+    @given(invocations(command), st.sampled_from([False, False, False, False, True]))
+    def draw(drawn, twice):
+        violations.extend(check(command, template, drawn, twice))
 
     draw()
     print(f"\n{command.name}: {len(violations)} failing draws")

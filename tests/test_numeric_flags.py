@@ -1,6 +1,8 @@
-"""Numeric flags: every int or float flag of every t2t-* command declares its range
+"""Flags: every int or float flag of every t2t-* command declares its range
 (bin/common.py's argparse types), and a value outside it, NaN or an infinity fails
-in argparse's one line, naming the flag, the range and the value (issue 24)."""
+in argparse's one line, naming the flag, the range and the value (issue 24); every
+flag given twice with two values, or abbreviated, fails in one line too (argparse
+would keep the last value, or guess the flag, without a word)."""
 import argparse
 
 import pytest
@@ -76,3 +78,45 @@ def test_flag_types_accept_their_ranges():
                         (common.non_negative_float, "NaN"), (common.between(1, 3), "4")):
         with pytest.raises(argparse.ArgumentTypeError, match=f"got '{text}'"):
             parse(text)
+
+
+def value_flags(module, monkeypatch) -> list[argparse.Action]:
+    """The flags of ``module``'s command that take a value (not --help, not the
+    tensor2tensor flags refused whatever their value)."""
+    parser = command_parser(module, monkeypatch)
+    return [action for action in parser._actions
+            if action.option_strings and action.nargs != 0
+            and not isinstance(action, common._Refused)]
+
+
+@pytest.mark.parametrize("module", COMMANDS, ids=[m.__name__ for m in COMMANDS])
+def test_every_flag_given_twice_with_two_values_is_refused(module, monkeypatch, capsys):
+    actions = value_flags(module, monkeypatch)
+    monkeypatch.undo()
+    assert actions
+    for action in actions:
+        first, last = action.option_strings[0], action.option_strings[-1]
+        for args in ([f"{first}=1", f"{last}=2"], [first, "1", f"{first}=2"]):
+            with pytest.raises(SystemExit) as exit_info:
+                module.main(args)
+            assert exit_info.value.code == 2, args
+            errors = capsys.readouterr().err.strip().splitlines()
+            assert len(errors) == 1, errors
+            assert (f"{first} is given twice with different values ({first}=1, "
+                    f"then {args[-1]})") in errors[0], errors
+
+
+def test_a_flag_repeated_with_one_value_passes():
+    parsed = t2t_trainer.parser().parse_args(["--seed=7", "--random_seed", "7", "--seed=7",
+                                              "--generate_data", "--generate_data"])
+    assert parsed.seed == 7 and parsed.generate_data
+
+
+@pytest.mark.parametrize("module", COMMANDS, ids=[m.__name__ for m in COMMANDS])
+def test_an_abbreviated_flag_is_unknown(module, monkeypatch, capsys):
+    longest = max((option for action in value_flags(module, monkeypatch)
+                   for option in action.option_strings), key=len)
+    monkeypatch.undo()
+    with pytest.raises(SystemExit):
+        module.main([f"{longest[:-1]}=1"])
+    assert f"unrecognized arguments: {longest[:-1]}=1" in capsys.readouterr().err

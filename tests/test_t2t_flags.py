@@ -87,7 +87,7 @@ def test_an_unknown_flag_is_one_line_not_a_usage_dump(capsys):
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         "t2t-trainer: error: unrecognized arguments: --train_stpes=10 "
-        "(see t2t-trainer --help)"]
+        "(did you mean --train_steps?) (see t2t-trainer --help)"]
 
 
 def test_early_stopping_waits_for_its_patience():
