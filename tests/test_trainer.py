@@ -133,6 +133,13 @@ def test_resume_continues_from_checkpoint(reverse_data, tmp_path, caplog):
         np.testing.assert_array_equal(a, b)
     second.train()
     assert second.step == 5
+    caplog.clear()
+    third = make_trainer(reverse_data, tmp_path, training_hparams(), train_steps=4,
+                         eval_batches=1)
+    third.train()  # already past its steps: one warning says so
+    assert third.step == 5
+    assert (f"nothing to train: the run in {tmp_path} is at step 5 already, and "
+            "train_steps is 4") in caplog.text
     restored = make_trainer(reverse_data, tmp_path / "fresh", training_hparams()).model
     restore_model(restored, str(tmp_path))
     for a, b in zip(second.model.get_weights(), restored.get_weights()):

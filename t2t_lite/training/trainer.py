@@ -271,6 +271,10 @@ class Trainer:
     def _train(self) -> dict[str, float]:
         opts = self.options
         self.restore()
+        if self.step >= opts.train_steps:
+            logging.warning("nothing to train: the run in %s is at step %d already, and "
+                            "train_steps is %d (raise it to train on)",
+                            self.experiment.output_dir, self.step, opts.train_steps)
         if self.chief:
             self.experiment.save()
         self._train_fn = self._train_fn or self._make_train_fn()
