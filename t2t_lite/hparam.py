@@ -277,15 +277,19 @@ class HParams:
         with from_source(source):
             text = overrides.strip()
             pos = 0
-            updates = {}
+            updates, given = {}, {}
             while pos < len(text):
                 match = _ASSIGN.match(text, pos)
                 if not match or match.end() == pos:
                     raise HParamsError(f"malformed hparams string at {text[pos:]!r}: "
                                        "expected name=value pairs separated by commas")
                 key, raw = match.group(1), match.group(2)
-                value = _convert(key, raw, self._values[self._known(key)])
-                updates[key] = self._checked(key, value)
+                value = self._checked(key, _convert(key, raw, self._values[self._known(key)]))
+                # Only the last of two values would count, without a word.
+                if key in updates and updates[key] != value:
+                    raise HParamsError(f"hparam {key!r} is given twice ({key}={given[key]}, "
+                                       f"then {key}={raw}): give it once")
+                updates[key], given[key] = value, raw
                 pos = match.end()
             self._update(updates)
         return self

@@ -74,6 +74,9 @@ CASES = [
     # --hparams strings.
     Case("unknown hparam", t2t_trainer.main,
          lambda ws: train_args(ws, "--hparams=hiden_size=64"), "unknown hparam 'hiden_size'"),
+    Case("hparam given twice", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--hparams=batch_size=256,num_heads=2,batch_size=128"),
+         "--hparams: hparam 'batch_size' is given twice (batch_size=256, then batch_size=128)"),
     Case("hparam of the wrong type", t2t_trainer.main,
          lambda ws: train_args(ws, "--hparams=num_heads=two"), "'num_heads' expects an int"),
     Case("malformed hparams", t2t_trainer.main,

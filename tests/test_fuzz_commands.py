@@ -204,6 +204,14 @@ def _hparams_string(draw, keys: list[str], values: list[str]) -> str:
     return ",".join(f"{key}={value}" for key, value in pairs)
 
 
+def _a_key_twice(hparams: str) -> bool:
+    """Whether ``hparams`` gives one key two values (only the last would count)."""
+    values: dict[str, set[str]] = {}
+    for key, raw in (pair.split("=", 1) for pair in hparams.split(",")):
+        values.setdefault(key, set()).add(raw)
+    return any(len(raws) > 1 for raws in values.values())
+
+
 def must_refuse(command: Command, drawn: dict[str, str]) -> list[str]:
     """The drawn flags whose values no command may accept."""
     refused = []
@@ -215,6 +223,8 @@ def must_refuse(command: Command, drawn: dict[str, str]) -> list[str]:
                 key in ("nope", "beams") or raw in REFUSED
                 for key, raw in (pair.split("=", 1) for pair in value.split(","))):
             refused.append(flag)
+        elif flag.endswith("hparams") and _a_key_twice(value):
+            refused.append(f"{flag} giving a key twice")
         elif value in DAMAGED:
             refused.append(flag)
     newest = drawn.get("--checkpoint_path")

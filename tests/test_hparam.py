@@ -37,10 +37,15 @@ def test_parse_empty_list_and_spaces():
     ("c=[1,x]", "hparam 'c' expects an int"),
     ("a", "malformed hparams string"),
     ("a=1,,b=2", "malformed hparams string"),
+    ("a=2,e=x,a=3", r"hparam 'a' is given twice \(a=2, then a=3\): give it once"),
 ])
 def test_parse_errors_name_key_and_type(text, pattern):
     with pytest.raises(HParamsError, match=pattern):
         make().parse(text)
+
+
+def test_a_key_repeated_with_its_value_passes():
+    assert make().parse("a=2,e=x,a=2").a == 2
 
 
 def test_failed_parse_changes_nothing():
