@@ -81,6 +81,8 @@ DAMAGED = {"files/absent.txt", "files/a_dir", "files/nul.txt", "files/latin1.txt
 REFUSED = {"nan", "inf", "-inf", "1e999", "-1", "", "two", "x", "abc", "[1,2]", "[]"}
 # Models and hparams sets: a pair whose set is not made for its model must be refused
 # (the set's keys the model does not read would be ignored).
+# The run's problem, one with the same shapes and vocabulary size, none.
+PROBLEMS = ["tiny_reverse_binary", "tiny_copy_binary", "nope", ""]
 MODELS = ["transformer", "lstm_seq2seq", "lstm_seq2seq_attention_luong", "nope"]
 SETS = ["my_very_small_transformer", "lstm_luong_multi30k", "lstm_seq2seq_multi30k", "nope"]
 MADE_FOR = {("transformer", "my_very_small_transformer"),
@@ -156,7 +158,8 @@ COMMANDS = [
         "--output_dir": FOLDERS, "--decode_from_file": INPUTS, "--decode_to_file": OUTPUTS,
         "--decode_reference": INPUTS, "--decode_hparams": ["decode"],
         "--checkpoint_path": CHECKPOINTS, "--score_file": INPUTS, "--hparams": ["hparams"],
-        "--ensemble": FOLDERS, "--decode_shards": INTS},
+        "--ensemble": FOLDERS, "--decode_shards": INTS, "--problem": PROBLEMS,
+        "--model": MODELS, "--hparams_set": SETS, "--data_dir": FOLDERS},
         RUN_ARGS + ["--decode_from_file={files/in.txt}", "--decode_to_file={files/new_out.txt}"],
         decoder_outputs, 30),
     Command("t2t-trainer", t2t_trainer.main, {
@@ -164,7 +167,8 @@ COMMANDS = [
         "--train_steps": INTS, "--eval_every_steps": INTS, "--save_checkpoints_steps": INTS,
         "--keep_checkpoint_max": INTS, "--train_minutes": FLOATS, "--log_every_steps": INTS,
         "--eval_batches": INTS, "--save_checkpoints_minutes": FLOATS, "--seed": INTS,
-        "--model": MODELS, "--hparams_set": SETS},
+        "--model": MODELS, "--hparams_set": SETS,
+        "--schedule": ["train", "evaluate", "continuous_train_and_eval", "nope", ""]},
         COMMON + ["--data_dir={data}", "--output_dir={run}", "--train_steps=6",
                   "--schedule=train", "--log_every_steps=1"], trainer_outputs, 10),
     Command("t2t-avg-all", t2t_avg_all.main, {
@@ -173,16 +177,19 @@ COMMANDS = [
         ["--model_dir={run}", "--output_dir={new_dir}", "--n=2"], avg_outputs, 25),
     Command("t2t-exporter", t2t_exporter.main, {
         "--output_dir": FOLDERS, "--export_dir": FOLDERS, "--checkpoint_path": CHECKPOINTS,
-        "--decode_hparams": ["decode"]},
-        RUN_ARGS + ["--export_dir={new_dir}"], exporter_outputs, 6),
+        "--decode_hparams": ["decode"], "--format": ["saved_model", "ctranslate2", "onnx", ""],
+        "--problem": PROBLEMS, "--model": MODELS, "--hparams_set": SETS},
+        RUN_ARGS + ["--export_dir={new_dir}"], exporter_outputs, 8),
     Command("t2t-attention", t2t_attention.main, {
         "--output_dir": FOLDERS, "--to": FOLDERS, "--input": ["0 1", "", " ", "\x00"],
-        "--dpi": INTS, "--checkpoint_path": CHECKPOINTS},
+        "--dpi": INTS, "--checkpoint_path": CHECKPOINTS, "--problem": PROBLEMS,
+        "--model": MODELS, "--hparams_set": SETS},
         RUN_ARGS + ["--input=0 1 1", "--target=1 1 0", "--to={new_dir}", "--dpi=20"],
         attention_outputs, 6),
     Command("t2t-bleu", t2t_bleu.main, {
         "--translation": INPUTS, "--reference": INPUTS, "--source": INPUTS,
-        "--length_buckets": ["10,20", "", "x", "-1", "nan", "5,5", "1e999"]},
+        "--length_buckets": ["10,20", "", "x", "-1", "nan", "5,5", "1e999"],
+        "--language": ["de", "fr", "en", "xx", ""]},
         ["--translation={files/in.txt}", "--reference={files/ref.txt}"], lambda f: [], 25),
     Command("t2t-parse-eval", t2t_parse_eval.main, {
         "--gold": INPUTS, "--test": INPUTS, "--max_length": INTS},
@@ -212,6 +219,11 @@ def _a_key_twice(hparams: str) -> bool:
     return any(len(raws) > 1 for raws in values.values())
 
 
+RUN_READERS = ("t2t-decoder", "t2t-exporter", "t2t-attention")
+RUN_NAMES = {"--problem": "tiny_reverse_binary", "--model": "transformer",
+             "--hparams_set": "my_very_small_transformer"}
+
+
 def must_refuse(command: Command, drawn: dict[str, str]) -> list[str]:
     """The drawn flags whose values no command may accept."""
     refused = []
@@ -231,6 +243,9 @@ def must_refuse(command: Command, drawn: dict[str, str]) -> list[str]:
     if (command.name == "t2t-avg-all" and newest
             and os.path.dirname(newest) != drawn.get("--model_dir", "run")):
         refused.append("--checkpoint_path of another run")  # an average of two runs
+    if command.name in RUN_READERS:  # a name the run was not trained with
+        refused += [f"{flag} of another run" for flag, own in RUN_NAMES.items()
+                    if drawn.get(flag, own) not in (own, "")]
     if "--model" in drawn or "--hparams_set" in drawn:
         pair = (drawn.get("--model", "transformer"),
                 drawn.get("--hparams_set", "my_very_small_transformer"))
@@ -375,9 +390,10 @@ def complete(command: Command, root: str, drawn: dict[str, str], argv: list[str]
     folder = {"t2t-avg-all": "--output_dir", "t2t-trainer": "--output_dir"}.get(command.name)
     if folder and not tf.train.latest_checkpoint(flags[folder]):
         return f"no checkpoint in {flags[folder]}"
-    if command.name == "t2t-exporter" and not os.path.isfile(
-            os.path.join(flags["--export_dir"], "saved_model.pb")):
-        return "no saved_model.pb"
+    if command.name == "t2t-exporter":
+        made = "model.bin" if flags.get("--format") == "ctranslate2" else "saved_model.pb"
+        if not os.path.isfile(os.path.join(flags["--export_dir"], made)):
+            return f"no {made}"
     return ""
 
 
