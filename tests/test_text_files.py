@@ -114,3 +114,15 @@ def test_write_lines_atomically_round_trips(tmp_path):
     path = str(tmp_path / "sub" / "out.txt")
     write_lines_atomically(path, ["a", "", "b\tc"])
     assert read_utf8_lines(path, allow_tab=True) == ["a", "", "b\tc"]
+
+
+def test_a_gz_name_is_written_as_gzip(tmp_path):
+    """``--decode_to_file=out.gz`` wrote plain text under a .gz name, which every
+    reader here then refused (and zcat too); equal lines give equal bytes."""
+    first, second = str(tmp_path / "out.gz"), str(tmp_path / "again.gz")
+    write_lines_atomically(first, ["ein Hund", "", "zwei Katzen"])
+    write_lines_atomically(second, ["ein Hund", "", "zwei Katzen"])
+    with gzip.open(first, "rt", encoding="utf-8") as f:
+        assert f.read() == "ein Hund\n\nzwei Katzen\n"
+    assert read_utf8_lines(first) == ["ein Hund", "", "zwei Katzen"]
+    assert open(first, "rb").read() == open(second, "rb").read()

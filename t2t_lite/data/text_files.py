@@ -1,5 +1,6 @@
 """Text files as the commands read and write them: UTF-8 lines in, read strictly,
-with errors that name the file and line; whole files out, atomically.
+with errors that name the file and line; whole files out, atomically (a ``.gz``
+name gzipped).
 
 Every command that reads a user's text reads it here, so that all read it alike:
 
@@ -22,6 +23,7 @@ Every command that reads a user's text reads it here, so that all read it alike:
 """
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import re
@@ -130,12 +132,18 @@ def _decompressed(f: BinaryIO, path: str) -> BinaryIO:
 
 def write_lines_atomically(path: str, lines: Iterable[str]) -> None:
     """Writes ``lines`` to ``path`` via a temporary file and a rename, so a
-    failure never leaves a partial file or clobbers an existing one."""
+    failure never leaves a partial file or clobbers an existing one. A ``.gz``
+    name gets gzip data, as every reader here requires of that name (and as a
+    user's zcat expects); the header has no time or name, so equal lines give
+    equal bytes."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp_path = f"{path}.tmp-{os.getpid()}"
     try:
-        with open(tmp_path, "w", encoding="utf-8") as f:
-            f.writelines(line + "\n" for line in lines)
+        with open(tmp_path, "wb") as raw:
+            with (gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0)
+                  if path.endswith(".gz") else contextlib.nullcontext(raw)) as f:
+                for line in lines:
+                    f.write((line + "\n").encode("utf-8"))
         os.replace(tmp_path, path)
     except BaseException:
         if os.path.exists(tmp_path):
