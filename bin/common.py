@@ -73,7 +73,6 @@ class CommandParser(argparse.ArgumentParser):
         set_threads(parsed.intra_op_parallelism_threads, parsed.inter_op_parallelism_threads)
         return parsed
 
-
     def _check_flags(self, args: list[str]) -> None:
         """Names every unknown flag first (argparse would first complain of a missing
         required flag, when the user had typed it wrong), then refuses a flag given
