@@ -211,10 +211,15 @@ def _hparams_string(draw, keys: list[str], values: list[str]) -> str:
     return ",".join(f"{key}={value}" for key, value in pairs)
 
 
+def _pairs(hparams: str) -> list[tuple[str, str]]:
+    """The (key, value) pairs of an hparams string; a list value keeps its commas."""
+    return re.findall(r"([^=,]+)=(\[[^\]]*\]|[^,]*)", hparams)
+
+
 def _a_key_twice(hparams: str) -> bool:
     """Whether ``hparams`` gives one key two values (only the last would count)."""
     values: dict[str, set[str]] = {}
-    for key, raw in (pair.split("=", 1) for pair in hparams.split(",")):
+    for key, raw in _pairs(hparams):
         values.setdefault(key, set()).add(raw)
     return any(len(raws) > 1 for raws in values.values())
 
@@ -232,8 +237,7 @@ def must_refuse(command: Command, drawn: dict[str, str]) -> list[str]:
         if (kind is INTS or kind is FLOATS) and value in REFUSED - ({"-1"} if flag == "--seed" else set()):
             refused.append(flag)
         elif flag.endswith("hparams") and any(
-                key in ("nope", "beams") or raw in REFUSED
-                for key, raw in (pair.split("=", 1) for pair in value.split(","))):
+                key in ("nope", "beams") or raw in REFUSED for key, raw in _pairs(value)):
             refused.append(flag)
         elif flag.endswith("hparams") and _a_key_twice(value):
             refused.append(f"{flag} giving a key twice")
