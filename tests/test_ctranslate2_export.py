@@ -51,9 +51,9 @@ def trained(tmp_path_factory):
     its encoder. Pre-norm and the other shapes are checked weight by weight below
     (test_log_probs_equal_ctranslate2_scores), without training."""
     root = tmp_path_factory.mktemp("ct2")
+    one_layer = TINY.replace("layers=2", "layers=1")  # each key once: a repeat is refused
     output_dir = train(root, "transformer", "transformer_tiny",
-                       f"{TINY},num_encoder_layers=1,num_decoder_layers=1,"
-                       "normalize_before=false,learning_rate=0.4,"
+                       f"{one_layer},normalize_before=false,learning_rate=0.4,"
                        "learning_rate_warmup_steps=100,batch_size=512", steps=250)
     export_dir = str(root / "train" / "export" / "ct2")
     assert t2t_exporter.main([f"--output_dir={output_dir}", f"--export_dir={export_dir}",

@@ -23,9 +23,9 @@ load_builtins()
 
 def rnn_hparams(overrides):
     hparams = lstm_attention_base().extend(maxout_units=8)
-    return hparams.parse("hidden_size=16,embedding_size=8,num_encoder_layers=2,"
-                         "num_decoder_layers=2,attention_size=8,batch_size=512,"
-                         "initializer_gain=0.3," + overrides)
+    hparams.parse("hidden_size=16,embedding_size=8,num_encoder_layers=2,num_decoder_layers=2,"
+                  "attention_size=8,batch_size=512,initializer_gain=0.3")
+    return hparams.parse(overrides)  # a second parse: one list may not give a key twice
 
 
 # (model, hparams): the second and third clip at a norm the first step exceeds. The
