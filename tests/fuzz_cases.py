@@ -1,0 +1,224 @@
+"""The fuzzer's table (tests/test_fuzz_commands.py runs it): for each command, the
+flags a draw may change and the values it may give them (by kind: numbers at their
+range edges, hparams, paths that collide with inputs, runs and a user's files,
+damaged inputs), the outputs it may write, and the drawn values no command may
+accept with exit 0."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from typing import Callable
+
+from cli_helpers import COMMON, USR_DIR
+from t2t_lite.bin import (t2t_attention, t2t_avg_all, t2t_bleu, t2t_datagen, t2t_decoder,
+                          t2t_exporter, t2t_parse_eval, t2t_trainer)
+
+RUN_ARGS = [f"--t2t_usr_dir={USR_DIR}", "--output_dir={run}"]
+
+# Values by kind. Sizes that would allocate gigabytes or loop for hours are left
+# out: they are valid values, and the fuzzer checks guards, not the machine.
+INTS = ["0", "-1", "1", "3", "1000000000000", "nan", "inf", "", "two", "1.5", "-0", "1e3"]
+FLOATS = ["0", "-1", "0.5", "1e999", "nan", "inf", "-inf", "", "x", "1e-300"]
+HPARAM_VALUES = ["0", "-1", "1", "3", "1.5", "0.99", "nan", "inf", "-inf", "1e999", "",
+                 "true", "[1,2]", "[]", "abc"]
+HPARAM_KEYS = ["hidden_size", "num_heads", "filter_size", "num_hidden_layers",
+               "layer_prepostprocess_dropout", "attention_dropout", "relu_dropout",
+               "label_smoothing", "learning_rate", "learning_rate_warmup_steps",
+               "batch_size", "max_length", "optimizer", "dtype", "word_dropout",
+               "clip_grad_norm", "optimizer_adam_beta1", "optimizer_adam_epsilon",
+               "gradient_accumulation_steps", "length_bucket_step", "nope"]
+DECODE_KEYS = ["beam_size", "alpha", "extra_length", "batch_size", "return_beams",
+               "write_beam_scores", "max_input_length", "length_bucket", "stop_rule", "beams"]
+DECODE_VALUES = ["0", "-1", "1", "2", "1.5", "nan", "inf", "-inf", "1e999", "", "true",
+                 "beam_finished",
+                 "abc"]
+# Paths (relative to the draw's workspace; "" stays empty).
+INPUTS = ["files/in.txt", "files/absent.txt", "files/a_dir", "files/empty.txt",
+          "files/bom.txt", "files/nul.txt", "files/crlf.txt", "files/latin1.txt",
+          "files/plain.gz", "files/deep.trees", "files/pairs.tsv", "files/gold.trees",
+          "run/hparams.json", "run/checkpoint", "files/prev.decoded", ""]
+OUTPUTS = ["files/new_out.txt", "files/in.txt", "files/ref.txt", "files/prev.decoded",
+           "files/notes.txt", "files/a_dir", "run/hparams.json", "run/checkpoint",
+           "run/new.txt", "files/notes.txt/child", "user_folder/x.txt", "files/pairs.tsv",
+           "data/vocab.tiny_reverse_binary.txt", ""]
+FOLDERS = ["new_dir", "run", "other_run", "avg", "user_folder", "empty_dir", "files/notes.txt",
+           "data", "run/sub", "attention", "no_index_run", "missing_ckpt_run",
+           "truncated_run", ""]
+# Inputs no command may accept with exit 0.
+DAMAGED = {"files/absent.txt", "files/a_dir", "files/nul.txt", "files/latin1.txt",
+           "files/plain.gz",
+           "copy_run/ckpt-2"}  # a checkpoint of another problem (same shapes and vocabulary)
+# Values no flag or hparam of the drawn ones accepts (--seed takes any finite int).
+REFUSED = {"nan", "inf", "-inf", "1e999", "-1", "", "two", "x", "abc", "[1,2]", "[]"}
+# Models and hparams sets: a pair whose set is not made for its model must be refused
+# (the set's keys the model does not read would be ignored).
+# The run's problem, one with the same shapes and vocabulary size, none.
+PROBLEMS = ["tiny_reverse_binary", "tiny_copy_binary", "nope", ""]
+MODELS = ["transformer", "lstm_seq2seq", "lstm_seq2seq_attention_luong", "nope"]
+SETS = ["my_very_small_transformer", "lstm_luong_multi30k", "lstm_seq2seq_multi30k", "nope"]
+MADE_FOR = {("transformer", "my_very_small_transformer"),
+            ("lstm_seq2seq_attention_luong", "lstm_luong_multi30k"),
+            ("lstm_seq2seq", "lstm_seq2seq_multi30k")}
+CHECKPOINTS = ["run/ckpt-4", "run/ckpt-99", "truncated_run/ckpt-4", "files/notes.txt",
+               "run", "copy_run/ckpt-2", ""]
+
+
+@dataclasses.dataclass
+class Command:
+    name: str
+    main: Callable
+    flags: dict[str, list[str]]  # flag -> the values a draw may give it
+    valid: list[str]             # a working invocation ("{run}" etc. are workspace paths)
+    # The outputs a draw may legitimately write (new, or the command's own earlier
+    # output), as workspace paths; anything else must be left as it was.
+    outputs: Callable[[dict[str, str]], list[str]]
+    examples: int                # draws in the ci profile
+    # Folders the command may add new files to, changing none that are there (a
+    # data dir holds many problems' files, as in tensor2tensor).
+    adds_to: Callable[[dict[str, str]], list[str]] = lambda drawn: []
+
+
+NEW = ("new_dir", "empty_dir")  # a folder that does not exist yet, an empty one
+RUNS = ("run", "no_index_run", "missing_ckpt_run", "truncated_run")  # one run, damaged
+
+
+def decoder_outputs(drawn: dict[str, str]) -> list[str]:
+    target = drawn.get("--decode_to_file", "files/new_out.txt")
+    if not target:  # the default: next to the file read
+        source = drawn.get("--score_file") or drawn.get("--decode_from_file", "files/in.txt")
+        suffix = ".scores" if "--score_file" in drawn else ".decoded"
+        target = source + suffix if source.startswith("files/") else ""
+    return [target] if target in ("files/new_out.txt", "user_folder/x.txt",
+                                  "files/prev.decoded", "files/in.txt.decoded",
+                                  "files/pairs.tsv.scores") else []
+
+
+def trainer_outputs(drawn: dict[str, str]) -> list[str]:
+    # Its own run, damaged or not, is the trainer's to resume (or to refuse).
+    output_dir = drawn.get("--output_dir", "run")
+    return [output_dir] if output_dir in (*RUNS, *NEW) else []
+
+
+def avg_outputs(drawn: dict[str, str]) -> list[str]:
+    output_dir = drawn.get("--output_dir", "new_dir")
+    own = output_dir == "avg" and drawn.get("--model_dir", "run") == "run"
+    return [output_dir] if output_dir in NEW or own else []
+
+
+def exporter_outputs(drawn: dict[str, str]) -> list[str]:
+    export_dir = drawn.get("--export_dir", "new_dir")
+    inside_its_run = export_dir == "run/sub" and drawn.get("--output_dir", "run") == "run"
+    return [export_dir] if export_dir in NEW or inside_its_run else []
+
+
+def attention_outputs(drawn: dict[str, str]) -> list[str]:
+    folder = drawn.get("--to", "new_dir")
+    return [folder] if folder in (*NEW, "attention") else []
+
+
+def datagen_folders(drawn: dict[str, str]) -> list[str]:
+    """Its data, download and eval-file folders, unless they are (inside) a run."""
+    folders = {"--data_dir": "data", "--eval_files_dir": "new_dir", **drawn}
+    return [folders[flag] for flag in ("--data_dir", "--tmp_dir", "--eval_files_dir")
+            if folders.get(flag) and folders[flag] not in (*RUNS, "other_run", "avg",
+                                                           "run/sub")]
+
+
+COMMANDS = [
+    Command("t2t-decoder", t2t_decoder.main, {
+        "--output_dir": FOLDERS, "--decode_from_file": INPUTS, "--decode_to_file": OUTPUTS,
+        "--decode_reference": INPUTS, "--decode_hparams": ["decode"],
+        "--checkpoint_path": CHECKPOINTS, "--score_file": INPUTS, "--hparams": ["hparams"],
+        "--ensemble": FOLDERS, "--decode_shards": INTS, "--problem": PROBLEMS,
+        "--model": MODELS, "--hparams_set": SETS, "--data_dir": FOLDERS},
+        RUN_ARGS + ["--decode_from_file={files/in.txt}", "--decode_to_file={files/new_out.txt}"],
+        decoder_outputs, 30),
+    Command("t2t-trainer", t2t_trainer.main, {
+        "--output_dir": FOLDERS, "--data_dir": FOLDERS, "--hparams": ["hparams"],
+        "--train_steps": INTS, "--eval_every_steps": INTS, "--save_checkpoints_steps": INTS,
+        "--keep_checkpoint_max": INTS, "--train_minutes": FLOATS, "--log_every_steps": INTS,
+        "--eval_batches": INTS, "--save_checkpoints_minutes": FLOATS, "--seed": INTS,
+        "--model": MODELS, "--hparams_set": SETS,
+        "--schedule": ["train", "evaluate", "continuous_train_and_eval", "nope", ""]},
+        COMMON + ["--data_dir={data}", "--output_dir={run}", "--train_steps=6",
+                  "--schedule=train", "--log_every_steps=1"], trainer_outputs, 10),
+    Command("t2t-avg-all", t2t_avg_all.main, {
+        "--model_dir": FOLDERS, "--output_dir": FOLDERS, "--n": INTS,
+        "--checkpoint_path": CHECKPOINTS},
+        ["--model_dir={run}", "--output_dir={new_dir}", "--n=2"], avg_outputs, 25),
+    Command("t2t-exporter", t2t_exporter.main, {
+        "--output_dir": FOLDERS, "--export_dir": FOLDERS, "--checkpoint_path": CHECKPOINTS,
+        "--decode_hparams": ["decode"], "--format": ["saved_model", "ctranslate2", "onnx", ""],
+        "--problem": PROBLEMS, "--model": MODELS, "--hparams_set": SETS},
+        RUN_ARGS + ["--export_dir={new_dir}"], exporter_outputs, 8),
+    Command("t2t-attention", t2t_attention.main, {
+        "--output_dir": FOLDERS, "--to": FOLDERS, "--input": ["0 1", "", " ", "\x00"],
+        "--dpi": INTS, "--checkpoint_path": CHECKPOINTS, "--problem": PROBLEMS,
+        "--model": MODELS, "--hparams_set": SETS},
+        RUN_ARGS + ["--input=0 1 1", "--target=1 1 0", "--to={new_dir}", "--dpi=20"],
+        attention_outputs, 6),
+    Command("t2t-bleu", t2t_bleu.main, {
+        "--translation": INPUTS, "--reference": INPUTS, "--source": INPUTS,
+        "--length_buckets": ["10,20", "", "x", "-1", "nan", "5,5", "1e999"],
+        "--language": ["de", "fr", "en", "xx", ""]},
+        ["--translation={files/in.txt}", "--reference={files/ref.txt}"], lambda f: [], 25),
+    Command("t2t-parse-eval", t2t_parse_eval.main, {
+        "--gold": INPUTS, "--test": INPUTS, "--max_length": INTS},
+        ["--gold={files/gold.trees}", "--test={files/gold.trees}"], lambda f: [], 25),
+    Command("t2t-datagen", t2t_datagen.main, {
+        "--data_dir": FOLDERS, "--tmp_dir": FOLDERS,
+        # Fewer folders than FOLDERS, so that a user's folder is drawn often.
+        "--eval_files_dir": ["new_dir", "user_folder", "run", "data", "files/notes.txt", ""],
+        "--problem": ["tiny_reverse_binary", "nope", ""], "--eval_split": ["dev", "val", ""]},
+        ["--problem=tiny_reverse_binary", f"--t2t_usr_dir={USR_DIR}", "--data_dir={data}",
+         "--eval_files_dir={new_dir}"],
+        lambda drawn: [], 20, adds_to=datagen_folders),
+]
+
+
+def _pairs(hparams: str) -> list[tuple[str, str]]:
+    """The (key, value) pairs of an hparams string; a list value keeps its commas."""
+    return re.findall(r"([^=,]+)=(\[[^\]]*\]|[^,]*)", hparams)
+
+
+def _a_key_twice(hparams: str) -> bool:
+    """Whether ``hparams`` gives one key two values (only the last would count)."""
+    values: dict[str, set[str]] = {}
+    for key, raw in _pairs(hparams):
+        values.setdefault(key, set()).add(raw)
+    return any(len(raws) > 1 for raws in values.values())
+
+
+RUN_READERS = ("t2t-decoder", "t2t-exporter", "t2t-attention")
+RUN_NAMES = {"--problem": "tiny_reverse_binary", "--model": "transformer",
+             "--hparams_set": "my_very_small_transformer"}
+
+
+def must_refuse(command: Command, drawn: dict[str, str]) -> list[str]:
+    """The drawn flags whose values no command may accept."""
+    refused = []
+    for flag, value in drawn.items():
+        kind = command.flags[flag]
+        if (kind is INTS or kind is FLOATS) and value in REFUSED - ({"-1"} if flag == "--seed" else set()):
+            refused.append(flag)
+        elif flag.endswith("hparams") and any(
+                key in ("nope", "beams") or raw in REFUSED for key, raw in _pairs(value)):
+            refused.append(flag)
+        elif flag.endswith("hparams") and _a_key_twice(value):
+            refused.append(f"{flag} giving a key twice")
+        elif value in DAMAGED:
+            refused.append(flag)
+    newest = drawn.get("--checkpoint_path")
+    if (command.name == "t2t-avg-all" and newest
+            and os.path.dirname(newest) != drawn.get("--model_dir", "run")):
+        refused.append("--checkpoint_path of another run")  # an average of two runs
+    if command.name in RUN_READERS:  # a name the run was not trained with
+        refused += [f"{flag} of another run" for flag, own in RUN_NAMES.items()
+                    if drawn.get(flag, own) not in (own, "")]
+    if "--model" in drawn or "--hparams_set" in drawn:
+        pair = (drawn.get("--model", "transformer"),
+                drawn.get("--hparams_set", "my_very_small_transformer"))
+        if pair not in MADE_FOR:
+            refused.append("--model with --hparams_set")
+    return refused
