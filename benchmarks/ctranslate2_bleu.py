@@ -20,7 +20,6 @@ report the test split with the one chosen.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -36,7 +35,7 @@ from t2t_lite.metrics.scoring import score_decodes
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.FlagParser(description=__doc__.split("\n")[0])
     common.add_registry_flags(parser)  # --output_dir: the trained run
     parser.add_argument("--source", required=True, help="inputs, one a line")
     parser.add_argument("--reference", required=True, help="references, line-aligned")

@@ -57,7 +57,7 @@ def step_list(text: str) -> list[int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.FlagParser(description=__doc__.split("\n")[0])
     common.add_registry_flags(parser)  # --output_dir: the training folder
     parser.add_argument("--source", required=True)
     parser.add_argument("--reference", required=True)

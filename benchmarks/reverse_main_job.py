@@ -12,7 +12,6 @@ strings training never saw) with
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -32,7 +31,7 @@ def run(command: list[str]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.FlagParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hparams_set", default="transformer_tiny")
     parser.add_argument("--hparams", default=README_HPARAMS)
     parser.add_argument("--train_steps", type=common.at_least(1), default=3000)

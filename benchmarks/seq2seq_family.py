@@ -164,7 +164,7 @@ def table(results: list[dict], minutes: float) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.FlagParser(description=__doc__.split("\n")[0])
     parser.add_argument("--suite", choices=sorted(SUITES), default="translation")
     parser.add_argument("--rows", default="", help="comma-separated row names (default: all)")
     parser.add_argument("--minutes", type=common.positive_float, default=30.0)

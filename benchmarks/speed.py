@@ -98,7 +98,7 @@ def random_ids(rng: np.random.Generator, vocab: int, batch: int, length: int) ->
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__,
+    p = common.FlagParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--shape", default="base", choices=SHAPES)
     p.add_argument("--vocab", type=common.at_least(1), default=8192)

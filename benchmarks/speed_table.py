@@ -97,7 +97,7 @@ def measure_rows(args: argparse.Namespace, variants: list[str], log) -> tuple[li
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.FlagParser(description=__doc__.split("\n")[0])
     parser.add_argument("--peers_python", default="peers-venv/bin/python")
     parser.add_argument("--shapes", default="tiny,small,base")
     parser.add_argument("--train_batch", type=common.at_least(1), default=128,

@@ -14,7 +14,6 @@ is for reporting the settings chosen here.
 """
 from __future__ import annotations
 
-import argparse
 import re
 import tempfile
 import time
@@ -47,7 +46,7 @@ def floats(text: str) -> list[float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.FlagParser(description=__doc__.split("\n")[0])
     common.add_registry_flags(parser)  # --output_dir: the training folder
     parser.add_argument("--source", required=True, help="dev inputs, one a line")
     parser.add_argument("--reference", required=True, help="dev references, line-aligned")

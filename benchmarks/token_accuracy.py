@@ -16,7 +16,6 @@ model's whole word mass, so what counts is whether the model puts more mass on
 """
 from __future__ import annotations
 
-import argparse
 import collections
 
 import t2t_lite  # noqa: F401  (before TensorFlow: the kernels t2t-decoder runs)
@@ -50,7 +49,7 @@ def word_mass_decisions(logits: np.ndarray, targets: np.ndarray,
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.FlagParser(description=__doc__.split("\n")[0])
     common.add_registry_flags(parser)  # --output_dir: a training or averaged folder
     parser.add_argument("--split", default="dev")
     args = parser.parse_args()

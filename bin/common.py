@@ -42,9 +42,10 @@ non_negative_float = _number(float, lambda x: x >= 0, "a finite number >= 0")
 positive_float = _number(float, lambda x: x > 0, "a finite number > 0")
 
 
-class CommandParser(argparse.ArgumentParser):
-    """argparse with a one-line error (an unknown flag says so, and where to look),
-    not a usage dump, and every command's --verbosity."""
+class FlagParser(argparse.ArgumentParser):
+    """argparse as every t2t-lite command and benchmark script reads flags: full names
+    only, a one-line error (an unknown flag named with the nearest known one, not a
+    usage dump), and a flag given twice with two values refused."""
 
     def __init__(self, *args, **kwargs):
         # Flags are their full names, as --help lists them (tensor2tensor's absl flags and
@@ -52,15 +53,6 @@ class CommandParser(argparse.ArgumentParser):
         # unique today would silently mean another flag once one is added.
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
-        self.add_argument("--verbosity", type=int, default=0, choices=(0, 1, 2),
-                          help="0: t2t-lite's own messages; 1: also TensorFlow's start-up "
-                               "messages (device probing) and warnings; 2: all of TensorFlow's")
-        # tensor2tensor's names for TensorFlow's two thread pools.
-        self.add_argument("--intra_op_parallelism_threads", type=at_least(0), default=0,
-                          help="threads one op (a matmul) may use; 0: TensorFlow's choice, "
-                               "one per core")
-        self.add_argument("--inter_op_parallelism_threads", type=at_least(0), default=0,
-                          help="ops that may run at once; 0: TensorFlow's choice")
 
     def error(self, message: str) -> None:
         print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
@@ -68,10 +60,7 @@ class CommandParser(argparse.ArgumentParser):
 
     def parse_args(self, args=None, namespace=None) -> argparse.Namespace:
         self._check_flags(sys.argv[1:] if args is None else list(args))
-        parsed = super().parse_args(args, namespace)
-        start_tensorflow(parsed.verbosity)
-        set_threads(parsed.intra_op_parallelism_threads, parsed.inter_op_parallelism_threads)
-        return parsed
+        return super().parse_args(args, namespace)
 
     def _check_flags(self, args: list[str]) -> None:
         """Names every unknown flag first (argparse would first complain of a missing
@@ -105,6 +94,29 @@ class CommandParser(argparse.ArgumentParser):
                            f"({shown}); only the last would count: give it once"
                            + (" (hparams go in one comma-separated list)"
                               if "hparams" in given[0][0] else ""))
+
+
+class CommandParser(FlagParser):
+    """A t2t-* command's flags: FlagParser's rules, every command's --verbosity and
+    thread-pool flags, and TensorFlow started quietly once they are read."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_argument("--verbosity", type=int, default=0, choices=(0, 1, 2),
+                          help="0: t2t-lite's own messages; 1: also TensorFlow's start-up "
+                               "messages (device probing) and warnings; 2: all of TensorFlow's")
+        # tensor2tensor's names for TensorFlow's two thread pools.
+        self.add_argument("--intra_op_parallelism_threads", type=at_least(0), default=0,
+                          help="threads one op (a matmul) may use; 0: TensorFlow's choice, "
+                               "one per core")
+        self.add_argument("--inter_op_parallelism_threads", type=at_least(0), default=0,
+                          help="ops that may run at once; 0: TensorFlow's choice")
+
+    def parse_args(self, args=None, namespace=None) -> argparse.Namespace:
+        parsed = super().parse_args(args, namespace)
+        start_tensorflow(parsed.verbosity)
+        set_threads(parsed.intra_op_parallelism_threads, parsed.inter_op_parallelism_threads)
+        return parsed
 
 
 def start_tensorflow(verbosity: int) -> None:
