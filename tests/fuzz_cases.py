@@ -182,12 +182,12 @@ def _pairs(hparams: str) -> list[tuple[str, str]]:
     return re.findall(r"([^=,]+)=(\[[^\]]*\]|[^,]*)", hparams)
 
 
-def _a_key_twice(hparams: str) -> bool:
-    """Whether ``hparams`` gives one key two values (only the last would count)."""
+def given_twice(pairs: list[tuple[str, str]]) -> list[str]:
+    """The names ``pairs`` give two values (flags or hparams: only the last would count)."""
     values: dict[str, set[str]] = {}
-    for key, raw in _pairs(hparams):
-        values.setdefault(key, set()).add(raw)
-    return any(len(raws) > 1 for raws in values.values())
+    for name, value in pairs:
+        values.setdefault(name, set()).add(value)
+    return [name for name, seen in values.items() if len(seen) > 1]
 
 
 RUN_READERS = ("t2t-decoder", "t2t-exporter", "t2t-attention")
@@ -205,7 +205,7 @@ def must_refuse(command: Command, drawn: dict[str, str]) -> list[str]:
         elif flag.endswith("hparams") and any(
                 key in ("nope", "beams") or raw in REFUSED for key, raw in _pairs(value)):
             refused.append(flag)
-        elif flag.endswith("hparams") and _a_key_twice(value):
+        elif flag.endswith("hparams") and given_twice(_pairs(value)):
             refused.append(f"{flag} giving a key twice")
         elif value in DAMAGED:
             refused.append(flag)

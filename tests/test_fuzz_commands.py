@@ -43,7 +43,7 @@ from hypothesis import strategies as st
 from cli_helpers import COMMON, USR_DIR, train_tiny, with_flags
 from fuzz_cases import (CHECKPOINTS, COMMANDS, DECODE_KEYS, DECODE_VALUES, FOLDERS,
                         HPARAM_KEYS, HPARAM_VALUES, INPUTS, OUTPUTS, RUN_ARGS, Command,
-                        must_refuse)
+                        given_twice, must_refuse)
 from t2t_lite.bin import t2t_attention, t2t_avg_all, t2t_datagen, t2t_decoder, t2t_trainer
 from t2t_lite.output_paths import MANIFEST
 
@@ -197,15 +197,6 @@ def complete(command: Command, root: str, drawn: dict[str, str], argv: list[str]
     return ""
 
 
-def given_twice(argv: list[str]) -> list[str]:
-    """The flags ``argv`` gives twice with different values (only the last would count)."""
-    values: dict[str, set[str]] = {}
-    for arg in argv:
-        name, _, value = arg.partition("=")
-        values.setdefault(name, set()).add(value)
-    return [f"{name} given twice" for name, seen in values.items() if len(seen) > 1]
-
-
 def check(command: Command, template: str, drawn: dict[str, str], twice: bool = False
           ) -> list[str]:
     """The violations of one draw."""
@@ -245,7 +236,9 @@ def check(command: Command, template: str, drawn: dict[str, str], twice: bool = 
         problems += [f"wrote {path}" for path in sorted(set(after) - set(before))
                      if not declared_output(path)
                      and not any(path.startswith(folder + os.sep) for folder in shared)]
-        refused = must_refuse(command, drawn) + given_twice(argv)
+        flags = [arg.partition("=")[::2] for arg in argv]
+        refused = must_refuse(command, drawn) + [
+            f"{flag} given twice" for flag in given_twice(flags)]
         if outcome.code == 0 and refused:
             problems.append(f"exit 0 with {', '.join(refused)}")
         if outcome.code == 0 and outcome.escaped is None:
