@@ -53,22 +53,38 @@ class FlagParser(argparse.ArgumentParser):
         # unique today would silently mean another flag once one is added.
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+        self._acting: list[tuple[str, str, Callable[[argparse.Namespace], bool]]] = []
+
+    def acts_only(self, flag: str, when: str,
+                  holds: Callable[[argparse.Namespace], bool]) -> None:
+        """Refuses ``flag`` typed while ``holds(args)`` is false: argparse would take it
+        and it would change nothing, while whoever typed it expects it to (an early
+        stop, an export, an output file). ``when`` completes "acts only ..."."""
+        self._acting.append((flag, when, holds))
 
     def error(self, message: str) -> None:
         print(f"{self.prog}: error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
 
     def parse_args(self, args=None, namespace=None) -> argparse.Namespace:
-        self._check_flags(sys.argv[1:] if args is None else list(args))
-        return super().parse_args(args, namespace)
+        args = sys.argv[1:] if args is None else list(args)
+        given = self._check_flags(args)
+        parsed = super().parse_args(args, namespace)
+        for flag, when, holds in self._acting:
+            typed = given.get(self._option_string_actions[flag].dest)
+            if typed and not holds(parsed):
+                self.error(f"{typed[0][0]} acts only {when}; here it would change "
+                           f"nothing: leave it out")
+        return parsed
 
-    def _check_flags(self, args: list[str]) -> None:
+    def _check_flags(self, args: list[str]) -> dict[str, list[tuple[str, str]]]:
         """Names every unknown flag first (argparse would first complain of a missing
         required flag, when the user had typed it wrong), then refuses a flag given
         twice with different values: argparse would keep the last value and drop the
         first without a word (``--hparams=a=1 --hparams=b=2`` trains without a=1;
         ``--translation`` twice scores the second file). The same value twice, or a
-        flag of no value twice, is harmless and passes."""
+        flag of no value twice, is harmless and passes. Returns each given flag's
+        (name as typed, value) pairs by destination."""
         values: dict[str, list[tuple[str, str]]] = {}
         for index, token in enumerate(args):
             if token == "--":
@@ -94,6 +110,7 @@ class FlagParser(argparse.ArgumentParser):
                            f"({shown}); only the last would count: give it once"
                            + (" (hparams go in one comma-separated list)"
                               if "hparams" in given[0][0] else ""))
+        return values
 
 
 class CommandParser(FlagParser):

@@ -18,6 +18,14 @@ from typing import Sequence
 from t2t_lite.bin import common, trained_run
 
 
+# Decode hparams of file decoding that one sentence's pictures have no use for.
+DRAWING_UNUSED = {
+    "batch_size": "one sentence is decoded",
+    "return_beams": "the pictures are of the best output",
+    "write_beam_scores": "the pictures are of the best output",
+}
+
+
 def parser() -> argparse.ArgumentParser:
     p = common.CommandParser(prog="t2t-attention", description=__doc__)
     common.add_registry_flags(p, required=False)
@@ -54,7 +62,8 @@ def _draw(args: argparse.Namespace, run: trained_run.OpenedRun, folder: str) -> 
     from t2t_lite.visualization.heatmaps import write_heatmaps
 
     model, _ = run.restored_model(args.checkpoint_path)
-    decoding = run.decoding(model, run.decode_settings(args.decode_hparams))
+    settings = run.decode_settings(args.decode_hparams, unused=DRAWING_UNUSED)
+    decoding = run.decoding(model, settings)
     source_encoder, target_encoder = decoding.encoder, decoding.target_encoder
     limit = decoding.rules.max_input_length
     source_ids = attention_maps.encode_sentence(args.input, "--input", source_encoder, limit)

@@ -22,7 +22,7 @@ from t2t_lite.data.text_files import read_utf8_lines
 from t2t_lite.metrics import bleu
 
 
-def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+def parser() -> argparse.ArgumentParser:
     parser = common.CommandParser(prog="t2t-bleu", description=__doc__.split("\n")[0])
     parser.add_argument("--translation", required=True,
                         help="system output, one detokenized sentence per line (.gz ok)")
@@ -39,7 +39,8 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--length_buckets", default="10,20,30",
                         help="with --source: upper bounds of the length buckets; the last "
                              "bucket holds everything longer")
-    return parser.parse_args(argv)
+    parser.acts_only("--length_buckets", "with --source", lambda args: bool(args.source))
+    return parser
 
 
 def target_language(reference: str, given: str) -> str | None:
@@ -61,11 +62,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def score(argv: Sequence[str] | None) -> int:
-    args = _parse_args(argv)
+    args = parser().parse_args(argv)
     paths = output_paths.Paths("t2t-bleu")
     for flag in ("translation", "reference", "source"):
         if getattr(args, flag):
             paths.input_file(f"--{flag}", getattr(args, flag))
+    paths.scored_against("--translation", "--reference", "BLEU 100")
     language = target_language(args.reference, args.language)
     hyps, refs = bleu.read_translation_and_reference(args.translation, args.reference)
     print("\n".join(bleu.bleu_report(hyps, refs, language).lines()))

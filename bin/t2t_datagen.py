@@ -18,6 +18,7 @@ def parser() -> argparse.ArgumentParser:
                    help="also write the raw source and reference text of --eval_split here, "
                         "for t2t-decoder --decode_from_file / --decode_reference")
     p.add_argument("--eval_split", default="test", help="split (or named test set) to write")
+    p.acts_only("--eval_split", "with --eval_files_dir", lambda args: bool(args.eval_files_dir))
     common.add_usr_dir_flags(p)
     return p
 

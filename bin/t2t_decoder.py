@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import os
 import time
 from functools import partial
 from typing import TYPE_CHECKING, Sequence
@@ -50,12 +51,15 @@ def parser() -> argparse.ArgumentParser:
                    help="(tensor2tensor) only 1: a t2t-decoder decodes its whole file")
     p.add_argument("--decode_in_memory", action="store_true",
                    help="(tensor2tensor) accepted: t2t-decoder always decodes in memory")
+    p.acts_only("--decode_to_file", "with --decode_from_file or --score_file "
+                "(--decode_interactive prints its outputs)",
+                lambda args: bool(args.decode_from_file or args.score_file))
     return p
 
 
-def ensemble_member(experiment: "Experiment", output_dir: str) -> "keras.Model":
-    """The model trained in ``output_dir`` (its latest checkpoint), refused unless it
-    shares ``experiment``'s problem and vocabulary."""
+def ensemble_member(experiment: "Experiment", output_dir: str) -> tuple["keras.Model", str]:
+    """The model trained in ``output_dir`` (its latest checkpoint) and that checkpoint's
+    path, refused unless it shares ``experiment``'s problem and vocabulary."""
     from t2t_lite import experiment as experiment_lib
 
     member = experiment_lib.resolve(None, None, None, "", None, output_dir, must_exist=True)
@@ -66,7 +70,7 @@ def ensemble_member(experiment: "Experiment", output_dir: str) -> "keras.Model":
             != experiment.problem.vocab_fingerprint(experiment.data_dir)):
         raise ValueError(f"--ensemble: {output_dir} was trained with another vocabulary "
                          f"than {experiment.output_dir}; ensembled models must share one")
-    return trained_run.restored_model(member)[0]
+    return trained_run.restored_model(member)
 
 
 def _declare_inputs(args: argparse.Namespace, paths: "Paths") -> None:
@@ -136,9 +140,17 @@ def decode(argv: Sequence[str] | None) -> int:
 def _decoding(args: argparse.Namespace, run: trained_run.OpenedRun,
               settings: "DecodeSettings") -> "Decoding":
     """The decoding of the restored model (and --ensemble's members)."""
-    model, _ = run.restored_model(args.checkpoint_path)
-    members = [ensemble_member(run.experiment, other_dir)
-               for other_dir in filter(None, args.ensemble.split(","))]
+    model, checkpoint = run.restored_model(args.checkpoint_path)
+    checkpoints, members = [os.path.realpath(checkpoint)], []
+    for other_dir in filter(None, args.ensemble.split(",")):
+        member, member_checkpoint = ensemble_member(run.experiment, other_dir)
+        if os.path.realpath(member_checkpoint) in checkpoints:
+            # Its distribution averaged with itself is itself: "an ensemble" in name only.
+            raise ValueError(f"--ensemble={other_dir}: its latest checkpoint "
+                             f"{member_checkpoint} is in the ensemble already; an ensemble "
+                             "of a checkpoint with itself decodes as that checkpoint alone")
+        checkpoints.append(os.path.realpath(member_checkpoint))
+        members.append(member)
     return run.decoding(model, settings, members)
 
 

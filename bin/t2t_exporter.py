@@ -36,6 +36,14 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+# Decode hparams of file decoding that a SavedModel has no use for.
+EXPORT_UNUSED = {
+    "batch_size": "a served model decodes each request's inputs as one batch",
+    "return_beams": "serving_default returns the best output; the beams signature, every beam",
+    "write_beam_scores": "both signatures return the scores beside the outputs",
+}
+
+
 def export(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
     if trained_run.start(args):
@@ -51,7 +59,7 @@ def export(argv: Sequence[str] | None) -> int:
                                            experiment.problem, experiment.data_dir,
                                            args.decode_hparams)
     else:
-        settings = run.decode_settings(args.decode_hparams)
+        settings = run.decode_settings(args.decode_hparams, unused=EXPORT_UNUSED)
     # T2T's convention: exports below the run they come from (OUTPUT_DIR/export/N).
     with run.paths.output_folder("--export_dir", args.export_dir,
                                  inside_run=args.output_dir) as staging:

@@ -33,6 +33,7 @@ def score(argv: Sequence[str] | None) -> int:
     paths = output_paths.Paths("t2t-parse-eval")
     paths.input_file("--gold", args.gold)
     paths.input_file("--test", args.test)
+    paths.scored_against("--test", "--gold", "F1 100")
     result = evalb(read_tree_file(args.gold), read_tree_file(args.test), args.max_length)
     print(format_report(result))
     return 0

@@ -66,7 +66,33 @@ def parser() -> argparse.ArgumentParser:
                        harmless=("0",))
     common.refuse_flag(p, "--use_tpu", "t2t-lite trains on CPUs and GPUs",
                        harmless=("false", "0"))
+    _declare_when_flags_act(p)
     return p
+
+
+def _declare_when_flags_act(p: common.CommandParser) -> None:
+    """Flags that a schedule or a missing flag leaves without effect, refused when typed."""
+    def trains(args: argparse.Namespace) -> bool:
+        return args.schedule != "evaluate"
+
+    for flag in ("--decode_eval_hparams", "--decode_eval_examples"):
+        p.acts_only(flag, "with --decode_eval_every_steps=N (N > 0) while training",
+                    lambda args: args.decode_eval_every_steps > 0 and trains(args))
+    for flag in ("--eval_every_steps", "--eval_early_stopping_steps"):
+        p.acts_only(flag, "when --schedule trains and evaluates (train_and_evaluate)",
+                    lambda args: args.schedule not in ("train", "evaluate"))
+    p.acts_only("--eval_batches", "when --schedule evaluates (not --schedule=train)",
+                lambda args: args.schedule != "train")
+    for flag in ("--decode_eval_every_steps", "--export_saved_model"):
+        p.acts_only(flag, "when --schedule trains (not --schedule=evaluate)", trains)
+    p.acts_only("--tmp_dir", "with --generate_data", lambda args: args.generate_data)
+
+
+# Decode hparams of file decoding that the dev score has no use for.
+DEV_DECODE_UNUSED = {
+    "return_beams": "the dev score is of each input's best output",
+    "write_beam_scores": "the dev score is of each input's best output",
+}
 
 
 # tensor2tensor's schedules that t2t-lite runs; continuous_train_and_eval was its default.
@@ -127,7 +153,8 @@ def train(argv: Sequence[str] | None) -> int:
         from t2t_lite.decoding.dev_eval import DevDecodeScorer
         from t2t_lite.decoding.settings import decode_settings
         settings = decode_settings(args.decode_eval_hparams, experiment.problem,
-                                   experiment.hparams, source="--decode_eval_hparams")
+                                   experiment.hparams, source="--decode_eval_hparams",
+                                   unused=DEV_DECODE_UNUSED)
         dev_scorer = DevDecodeScorer(experiment.problem, experiment.data_dir, settings,
                                      num_examples=args.decode_eval_examples)
     trainer = Trainer(experiment, options, make_strategy(), dev_scorer)

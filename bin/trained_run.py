@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from t2t_lite.bin import common
 
@@ -49,13 +49,14 @@ class OpenedRun:
         """The model with its checkpoint's weights, and that checkpoint's path."""
         return restored_model(self.experiment, checkpoint_path)
 
-    def decode_settings(self, overrides: str, source: str = "--decode_hparams"
-                        ) -> "DecodeSettings":
-        """The problem's decode settings with ``overrides``, XLA as the run's model."""
+    def decode_settings(self, overrides: str, source: str = "--decode_hparams",
+                        unused: Mapping[str, str] | None = None) -> "DecodeSettings":
+        """The problem's decode settings with ``overrides``, XLA as the run's model
+        (``unused``: keys the command does not apply, refused when set)."""
         from t2t_lite.decoding.settings import decode_settings
 
         return decode_settings(overrides, self.experiment.problem, self.experiment.hparams,
-                               source)
+                               source, unused)
 
     def decoding(self, model: Any, settings: "DecodeSettings",
                  members: Sequence[Any] = ()) -> "Decoding":

@@ -228,6 +228,18 @@ class Paths:
         self._folders.append((flag, real(path)))
         return path
 
+    def scored_against(self, flag: str, reference_flag: str, score: str) -> None:
+        """Refuses declared inputs ``flag`` and ``reference_flag`` that are one file
+        (through a link too): a file scored against itself gets a perfect ``score``
+        whatever the system did, and a script's wrong variable is the usual cause."""
+        paths = dict(self._files)
+        path, reference = paths[flag], paths[reference_flag]
+        if path == reference or os.path.samefile(path, reference):
+            raise OutputPathError(
+                f"{flag} and {reference_flag} are one file ({reference}): scored against "
+                f"itself it gets {score} whatever the system did; give the system's output "
+                f"as {flag}")
+
     def read_also(self, flag: str, *paths: str) -> None:
         """Files the command reads that need no checking here (a checkpoint's files)."""
         self._files += [(flag, real(path)) for path in paths]

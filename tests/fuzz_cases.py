@@ -37,6 +37,7 @@ DECODE_VALUES = ["0", "-1", "1", "2", "1.5", "nan", "inf", "-inf", "1e999", "", 
 INPUTS = ["files/in.txt", "files/absent.txt", "files/a_dir", "files/empty.txt",
           "files/bom.txt", "files/nul.txt", "files/crlf.txt", "files/latin1.txt",
           "files/plain.gz", "files/deep.trees", "files/pairs.tsv", "files/gold.trees",
+          "files/test.trees",
           "run/hparams.json", "run/checkpoint", "files/prev.decoded", ""]
 OUTPUTS = ["files/new_out.txt", "files/in.txt", "files/ref.txt", "files/prev.decoded",
            "files/notes.txt", "files/a_dir", "run/hparams.json", "run/checkpoint",
@@ -165,7 +166,7 @@ COMMANDS = [
         ["--translation={files/in.txt}", "--reference={files/ref.txt}"], lambda f: [], 25),
     Command("t2t-parse-eval", t2t_parse_eval.main, {
         "--gold": INPUTS, "--test": INPUTS, "--max_length": INTS},
-        ["--gold={files/gold.trees}", "--test={files/gold.trees}"], lambda f: [], 25),
+        ["--gold={files/gold.trees}", "--test={files/test.trees}"], lambda f: [], 25),
     Command("t2t-datagen", t2t_datagen.main, {
         "--data_dir": FOLDERS, "--tmp_dir": FOLDERS,
         # Fewer folders than FOLDERS, so that a user's folder is drawn often.
@@ -195,6 +196,36 @@ RUN_NAMES = {"--problem": "tiny_reverse_binary", "--model": "transformer",
              "--hparams_set": "my_very_small_transformer"}
 
 
+# Each command's scored file and its reference, with the valid invocation's values.
+SCORED = {"t2t-bleu": (("--translation", "files/in.txt"), ("--reference", "files/ref.txt")),
+          "t2t-parse-eval": (("--test", "files/test.trees"), ("--gold", "files/gold.trees"))}
+# Decode hparams (as drawn) that change what a command leaves unused.
+EXPORT_UNUSED = {("return_beams", "true"), ("write_beam_scores", "true"),
+                 ("batch_size", "1"), ("batch_size", "2")}
+
+
+def _refused_combinations(name: str, drawn: dict[str, str]) -> list[str]:
+    """Drawn flags that are valid alone but do nothing (or nothing honest) together."""
+    refused = []
+    if name in SCORED:  # a file scored against itself
+        (flag, own), (reference_flag, own_reference) = SCORED[name]
+        scored = drawn.get(flag, own)
+        if scored and scored == drawn.get(reference_flag, own_reference):
+            refused.append(f"{flag} that is {reference_flag}")
+    if name == "t2t-trainer":  # flags the schedule leaves without effect
+        schedule = drawn.get("--schedule", "train")
+        if "--eval_every_steps" in drawn and schedule in ("train", "evaluate"):
+            refused.append("--eval_every_steps without evaluations while training")
+        if "--eval_batches" in drawn and schedule == "train":
+            refused.append("--eval_batches with --schedule=train")
+    if name == "t2t-exporter" and set(_pairs(drawn.get("--decode_hparams", ""))) & EXPORT_UNUSED:
+        refused.append("--decode_hparams the export does not use")
+    if (name == "t2t-decoder" and drawn.get("--ensemble") == drawn.get("--output_dir", "run")
+            == "run" and "--checkpoint_path" not in drawn):
+        refused.append("--ensemble of the run with itself")
+    return refused
+
+
 def must_refuse(command: Command, drawn: dict[str, str]) -> list[str]:
     """The drawn flags whose values no command may accept."""
     refused = []
@@ -216,6 +247,7 @@ def must_refuse(command: Command, drawn: dict[str, str]) -> list[str]:
     if command.name in RUN_READERS:  # a name the run was not trained with
         refused += [f"{flag} of another run" for flag, own in RUN_NAMES.items()
                     if drawn.get(flag, own) not in (own, "")]
+    refused += _refused_combinations(command.name, drawn)
     if "--model" in drawn or "--hparams_set" in drawn:
         pair = (drawn.get("--model", "transformer"),
                 drawn.get("--hparams_set", "my_very_small_transformer"))

@@ -117,6 +117,7 @@ def build_workspace(root) -> str:
     (files / "deep.trees").write_text("(S " * 5000 + "(NN a)" + ")" * 5000 + "\n")
     (files / "pairs.tsv").write_text("0 1\t1 0\n1 1\t1 1\n")
     (files / "gold.trees").write_text("(S (NP (DT The) (NN dog)) (VP (VBZ barks)))\n")
+    (files / "test.trees").write_text("(S (NP (DT The)) (VP (NN dog) (VBZ barks)))\n")
     (files / "a_dir").mkdir()
     (root / "user_folder").mkdir()
     (root / "user_folder" / "thesis.tex").write_text("\\documentclass{article}\n")

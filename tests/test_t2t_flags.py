@@ -37,12 +37,14 @@ def test_spellings_map_to_the_same_options():
     args = t2t_trainer.parser().parse_args([
         "--random_seed=7", "--eval_steps=3", "--local_eval_frequency=50",
         "--save_checkpoints_secs=90", "--keep_checkpoint_every_n_hours=2",
-        "--eval_early_stopping_steps=500", "--schedule=train"])
+        "--eval_early_stopping_steps=500", "--schedule=continuous_train_and_eval"])
     options = t2t_trainer.train_options(args)
     assert (options.seed, options.eval_batches, options.eval_every_steps) == (7, 3, 50)
     assert options.save_checkpoints_minutes == 1.5
     assert options.keep_checkpoint_every_n_hours == 2.0
-    assert options.eval_early_stopping_steps == 500 and not options.evaluate
+    assert options.eval_early_stopping_steps == 500 and options.evaluate
+    assert not t2t_trainer.train_options(
+        t2t_trainer.parser().parse_args(["--schedule=train"])).evaluate
     default = t2t_trainer.train_options(t2t_trainer.parser().parse_args(
         ["--schedule=continuous_train_and_eval"]))
     assert default.evaluate and default.save_checkpoints_minutes == 10.0
@@ -104,7 +106,7 @@ def test_schedules_train_and_evaluate(trained, capsys, caplog):
     flags = COMMON + [f"--data_dir={data_dir}", f"--output_dir={output_dir}"]
     caplog.set_level("INFO")
     assert t2t_trainer.main(flags + ["--schedule=train", "--train_steps=6",
-                                     "--eval_every_steps=1", "--export_saved_model"]) == 0
+                                     "--export_saved_model"]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["step"] == 6 and "loss" not in summary  # trained, never evaluated
     assert not [r for r in caplog.records if r.getMessage().startswith("eval ")]

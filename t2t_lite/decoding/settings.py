@@ -10,11 +10,11 @@ the benchmarks) reads its settings from one of these, never from the hparams.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Mapping
 
 from t2t_lite.data.problem import Problem
 from t2t_lite.decoding.beam_search import STOP_RULES
-from t2t_lite.hparam import HParams, at_least, one_of
+from t2t_lite.hparam import HParams, HParamsError, at_least, one_of
 
 # Each key with its range (t2t_lite/hparam.py).
 DECODE_DEFAULTS = {
@@ -80,8 +80,19 @@ class DecodeSettings:
 
 
 def decode_settings(overrides: str, problem: Problem, run: HParams,
-                    source: str = "--decode_hparams") -> DecodeSettings:
+                    source: str = "--decode_hparams",
+                    unused: Mapping[str, str] | None = None) -> DecodeSettings:
     """``problem``'s decode settings with the user's ``overrides`` (from the flag
-    ``source``), for a model with hparams ``run``."""
-    return DecodeSettings.from_hparams(
-        decode_hparams(overrides, problem.decode_hparams_defaults(), source), run)
+    ``source``), for a model with hparams ``run``.
+
+    ``unused`` maps the keys a caller does not apply to the reason: one set away
+    from its default is refused (HParamsError), not dropped without a word.
+    """
+    defaults = problem.decode_hparams_defaults()
+    chosen = decode_hparams(overrides, defaults, source)
+    plain = decode_hparams("", defaults).values()
+    for key, reason in (unused or {}).items():
+        if chosen.values()[key] != plain[key]:
+            raise HParamsError(f"{source}: {key} changes nothing here ({reason}); "
+                               "leave it out")
+    return DecodeSettings.from_hparams(chosen, run)
