@@ -65,7 +65,7 @@ def test_best_decode_ends_in_eos():
     assert ids[-1] == EOS_ID and EOS_ID not in ids[:-1] and len(ids) <= len(SOURCE) + 3
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def pictures(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("attention"))
     maps = attention_maps(transformer(), SOURCE, TARGET, ENCODER, ENCODER)

@@ -26,7 +26,7 @@ class Workspace:
         return os.path.join(self.root, "files", name)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def ws(tmp_path_factory):
     root = tmp_path_factory.mktemp("bad_input")
     data_dir, output_dir = train_tiny(root)

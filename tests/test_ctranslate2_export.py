@@ -45,7 +45,7 @@ def decode(output_dir, root, decode_hparams):
     return target.read_text(encoding="utf-8").splitlines()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def trained(tmp_path_factory):
     """A trained tiny Transformer (the paper's post-norm), its CTranslate2 export and
     its encoder. Pre-norm and the other shapes are checked weight by weight below
@@ -143,7 +143,7 @@ def test_log_probs_equal_ctranslate2_scores(tmp_path, hparams):
         np.testing.assert_allclose(result.log_probs, ours, atol=1e-5)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def lstm(tmp_path_factory):
     root = tmp_path_factory.mktemp("ct2_lstm")
     return train(root, "lstm_seq2seq", "lstm_sutskever",

@@ -55,7 +55,7 @@ TRANSLATION_LINES = ["the dog runs", "a green house under the tree", "", "cat",
 PARSING_LINES = ["The dog barks .", "Kim runs fast .", "", "A cat sat ."]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def translation(tmp_path_factory):
     root = tmp_path_factory.mktemp("export_translation")
     output_dir = train("translate_enxx_export_test", "transformer", "transformer_tiny", root,
@@ -64,7 +64,7 @@ def translation(tmp_path_factory):
     return export_and_decode(output_dir, root, TRANSLATION_LINES)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def parsing(tmp_path_factory):
     root = tmp_path_factory.mktemp("export_parsing")
     output_dir = train("parsing_english_ptb16k_lexical", "lstm_seq2seq_attention_luong",

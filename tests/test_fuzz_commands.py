@@ -252,7 +252,7 @@ def check(command: Command, template: str, drawn: dict[str, str], twice: bool = 
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def template(tmp_path_factory):
     return build_workspace(tmp_path_factory.mktemp("fuzz_template"))
 

@@ -15,7 +15,7 @@ from cli_helpers import COMMON, USR_DIR, train_tiny
 from t2t_lite.bin import t2t_datagen, t2t_trainer
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def trained(tmp_path_factory):
     return train_tiny(tmp_path_factory.mktemp("kills"))
 

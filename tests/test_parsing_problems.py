@@ -35,7 +35,7 @@ def examples(problem, data_dir, split):
             for ex in problem.dataset(split, data_dir)]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sample_data_dir(tmp_path_factory):
     data_dir = str(tmp_path_factory.mktemp("sample_data"))
     ParsingEnglishPtbSample().generate_data(data_dir, SAMPLE_DIR)
