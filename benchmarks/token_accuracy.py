@@ -55,7 +55,8 @@ def main() -> None:
     args = parser.parse_args()
     if trained_run.start(args):
         return
-    run = trained_run.open_run(args, "token_accuracy")
+    run = trained_run.open_run(args, "token_accuracy",
+                               reads=trained_run.INFERENCE_HPARAMS + ("batch_size",))
     experiment = run.experiment
     model = experiment.build_model()
     restore_model(model, args.output_dir)

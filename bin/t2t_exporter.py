@@ -51,9 +51,11 @@ def export(argv: Sequence[str] | None) -> int:
     from t2t_lite.export import ctranslate2_spec
     from t2t_lite.export.exporter import export_model
 
-    run = trained_run.open_run(args, "t2t-exporter")
-    experiment = run.experiment
     ct2 = args.format == "ctranslate2"
+    # The SavedModel's search is never XLA-compiled; CTranslate2 takes its settings itself.
+    run = trained_run.open_run(args, "t2t-exporter",
+                               reads=() if ct2 else ("dtype", "max_length"))
+    experiment = run.experiment
     if ct2:  # refused before any work
         ctranslate2_spec.check_convertible(experiment.model_cls, experiment.hparams,
                                            experiment.problem, experiment.data_dir,

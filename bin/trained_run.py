@@ -75,11 +75,17 @@ def input_files(*flags_and_paths: tuple[str, str]) -> Callable[["Paths"], None]:
     return declare
 
 
+# What inference reads of a trained model's hparams, beyond its architecture's keys.
+INFERENCE_HPARAMS = ("dtype", "xla", "max_length")
+
+
 def open_run(args: argparse.Namespace, command: str,
-             declare: Callable[["Paths"], None] | None = None) -> OpenedRun:
+             declare: Callable[["Paths"], None] | None = None,
+             reads: Sequence[str] = INFERENCE_HPARAMS) -> OpenedRun:
     """``command``'s ``Paths`` with --output_dir declared (then the command's own
     inputs, by ``declare``), the run resolved from the registry flags and
-    --output_dir's hparams.json, and its --data_dir declared."""
+    --output_dir's hparams.json, and its --data_dir declared. A --hparams key that
+    ``command`` does not read (``reads`` or the architecture's) is refused."""
     from t2t_lite import experiment as experiment_lib
     from t2t_lite import output_paths
 
@@ -91,4 +97,19 @@ def open_run(args: argparse.Namespace, command: str,
                                         args.hparams, args.data_dir, args.output_dir,
                                         must_exist=True)
     paths.input_folder("--data_dir", experiment.data_dir)
+    _refuse_unread_overrides(experiment, command, reads)
     return OpenedRun(experiment, paths)
+
+
+def _refuse_unread_overrides(experiment: "Experiment", command: str,
+                             reads: Sequence[str]) -> None:
+    # A trained model's training keys (learning rate, dropout, the training batch)
+    # would change nothing; --hparams=batch_size=8 is T2T users' slip for the decode batch.
+    read = set(reads) | set(experiment.model_cls.architecture_keys(experiment.hparams))
+    unread = [key for key in experiment.overridden if key not in read]
+    if unread:
+        hint = ("; the decode batch is --decode_hparams=batch_size=N"
+                if "batch_size" in unread and command != "t2t-exporter" else "")
+        raise ValueError(f"--hparams: {', '.join(unread)} changes nothing in {command} "
+                         f"(of a trained model it reads {', '.join(reads) or 'no --hparams'} "
+                         f"and the architecture's keys{hint}); leave it out")

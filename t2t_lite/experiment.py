@@ -40,6 +40,8 @@ class Experiment:
     hparams: HParams
     data_dir: str
     output_dir: str
+    # The keys --hparams changed from the hparams set and hparams.json.
+    overridden: tuple[str, ...] = ()
 
     @property
     def model_cls(self) -> type:
@@ -126,7 +128,10 @@ def resolve(problem_name: str | None, model_name: str | None, hparams_set: str |
     if hparams_overrides:
         hparams.parse(hparams_overrides, source="--hparams")
     _check_model_reads_the_set(model_name, hparams_set, hparams)
-    experiment = Experiment(problem, model_name, hparams_set, hparams, data_dir, output_dir)
+    overridden = tuple(key for key, value in hparams.values().items()
+                       if value != saved_values[key])
+    experiment = Experiment(problem, model_name, hparams_set, hparams, data_dir, output_dir,
+                            overridden)
     if record is not None and _has_checkpoint(output_dir):
         _check_architecture_unchanged(experiment, saved_values, record)
     return experiment

@@ -223,6 +223,17 @@ CASES = [
                                "--decode_eval_hparams=write_beam_scores=true"),
          "--decode_eval_hparams: write_beam_scores changes nothing here (the dev score is of "
          "each input's best output)"),
+    Case("training hparam given to the decoder", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   f"--decode_to_file={ws.path('out.txt')}",
+                                   "--hparams=batch_size=8"],
+         "--hparams: batch_size changes nothing in t2t-decoder (of a trained model it reads "
+         "dtype, xla, max_length and the architecture's keys; the decode batch is "
+         "--decode_hparams=batch_size=N); leave it out"),
+    Case("hparam the export does not read", t2t_exporter.main,
+         lambda ws: run_dir(ws) + [f"--export_dir={ws.root}/export_xla", "--hparams=xla=true"],
+         "--hparams: xla changes nothing in t2t-exporter (of a trained model it reads dtype, "
+         "max_length and the architecture's keys)"),
     Case("ensemble of a run with itself", t2t_decoder.main,
          lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
                                    f"--decode_to_file={ws.path('out.txt')}",
