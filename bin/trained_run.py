@@ -110,6 +110,7 @@ def _refuse_unread_overrides(experiment: "Experiment", command: str,
     if unread:
         hint = ("; the decode batch is --decode_hparams=batch_size=N"
                 if "batch_size" in unread and command != "t2t-exporter" else "")
-        raise ValueError(f"--hparams: {', '.join(unread)} changes nothing in {command} "
+        verb, them = ("changes", "it") if len(unread) == 1 else ("change", "them")
+        raise ValueError(f"--hparams: {', '.join(unread)} {verb} nothing in {command} "
                          f"(of a trained model it reads {', '.join(reads) or 'no --hparams'} "
-                         f"and the architecture's keys{hint}); leave it out")
+                         f"and the architecture's keys{hint}); leave {them} out")
