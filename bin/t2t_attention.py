@@ -19,11 +19,9 @@ from t2t_lite.bin import common, trained_run
 
 
 # Decode hparams of file decoding that one sentence's pictures have no use for.
-DRAWING_UNUSED = {
-    "batch_size": "one sentence is decoded",
-    "return_beams": "the pictures are of the best output",
-    "write_beam_scores": "the pictures are of the best output",
-}
+DRAWING_UNUSED = {"batch_size": "one sentence is decoded",
+                  **dict.fromkeys(("return_beams", "write_beam_scores"),
+                                  "the pictures are of the best output")}
 
 
 def parser() -> argparse.ArgumentParser:

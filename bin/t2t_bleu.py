@@ -23,24 +23,24 @@ from t2t_lite.metrics import bleu
 
 
 def parser() -> argparse.ArgumentParser:
-    parser = common.CommandParser(prog="t2t-bleu", description=__doc__.split("\n")[0])
-    parser.add_argument("--translation", required=True,
-                        help="system output, one detokenized sentence per line (.gz ok)")
-    parser.add_argument("--reference", required=True,
-                        help="reference, line-aligned with --translation (.gz ok)")
-    parser.add_argument("--language", default="",
-                        help="target language of the Moses tokenization (tokenizer.perl -l) "
-                             "behind the tokenized BLEU; default: the --reference name's "
-                             "language suffix (ref.fr, NAME.test.de.gz). A language without "
-                             "a Moses nonbreaking-prefix list uses English's")
-    parser.add_argument("--source", default="",
-                        help="the source sentences, line-aligned: also print BLEU by source "
-                             "length (in words), as Bahdanau et al.'s Figure 2")
-    parser.add_argument("--length_buckets", default="10,20,30",
-                        help="with --source: upper bounds of the length buckets; the last "
-                             "bucket holds everything longer")
-    parser.acts_only("--length_buckets", "with --source", lambda args: bool(args.source))
-    return parser
+    p = common.CommandParser(prog="t2t-bleu", description=__doc__.split("\n")[0])
+    p.add_argument("--translation", required=True,
+                   help="system output, one detokenized sentence per line (.gz ok)")
+    p.add_argument("--reference", required=True,
+                   help="reference, line-aligned with --translation (.gz ok)")
+    p.add_argument("--language", default="",
+                   help="target language of the Moses tokenization (tokenizer.perl -l) "
+                        "behind the tokenized BLEU; default: the --reference name's "
+                        "language suffix (ref.fr, NAME.test.de.gz). A language without "
+                        "a Moses nonbreaking-prefix list uses English's")
+    p.add_argument("--source", default="",
+                   help="the source sentences, line-aligned: also print BLEU by source "
+                        "length (in words), as Bahdanau et al.'s Figure 2")
+    p.add_argument("--length_buckets", default="10,20,30",
+                   help="with --source: upper bounds of the length buckets; the last "
+                        "bucket holds everything longer")
+    p.acts_only("--length_buckets", "with --source", lambda args: bool(args.source))
+    return p
 
 
 def target_language(reference: str, given: str) -> str | None:

@@ -89,10 +89,8 @@ def _declare_when_flags_act(p: common.CommandParser) -> None:
 
 
 # Decode hparams of file decoding that the dev score has no use for.
-DEV_DECODE_UNUSED = {
-    "return_beams": "the dev score is of each input's best output",
-    "write_beam_scores": "the dev score is of each input's best output",
-}
+DEV_DECODE_UNUSED = dict.fromkeys(("return_beams", "write_beam_scores"),
+                                  "the dev score is of each input's best output")
 
 
 # tensor2tensor's schedules that t2t-lite runs; continuous_train_and_eval was its default.

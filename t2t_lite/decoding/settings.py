@@ -90,7 +90,7 @@ def decode_settings(overrides: str, problem: Problem, run: HParams,
     """
     defaults = problem.decode_hparams_defaults()
     chosen = decode_hparams(overrides, defaults, source)
-    plain = decode_hparams("", defaults).values()
+    plain = decode_hparams("", defaults).values() if unused else {}
     for key, reason in (unused or {}).items():
         if chosen.values()[key] != plain[key]:
             raise HParamsError(f"{source}: {key} changes nothing here ({reason}); "
