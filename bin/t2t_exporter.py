@@ -65,7 +65,8 @@ def export(argv: Sequence[str] | None) -> int:
     # T2T's convention: exports below the run they come from (OUTPUT_DIR/export/N).
     with run.paths.output_folder("--export_dir", args.export_dir,
                                  inside_run=args.output_dir) as staging:
-        model, checkpoint = run.restored_model(args.checkpoint_path)
+        # CTranslate2 takes float32 weights and rounds them to its compute type itself.
+        model, checkpoint = run.restored_model(args.checkpoint_path, trained_weights=ct2)
         if ct2:
             size = ctranslate2_spec.export_ctranslate2(model, experiment.problem,
                                                        experiment.data_dir, staging)

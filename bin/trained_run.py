@@ -28,15 +28,18 @@ def start(args: argparse.Namespace) -> bool:
     return False
 
 
-def restored_model(experiment: "Experiment", checkpoint_path: str | None = None
-                   ) -> tuple[Any, str]:
-    """``experiment``'s model with the weights of ``checkpoint_path`` (default: its
-    output dir's latest checkpoint), and the checkpoint's path."""
+def restored_model(experiment: "Experiment", checkpoint_path: str | None = None,
+                   trained_weights: bool = False) -> tuple[Any, str]:
+    """``experiment``'s inference model (``Experiment.inference_model``) with the
+    weights of ``checkpoint_path`` (default: its output dir's latest
+    checkpoint), and the checkpoint's path. ``trained_weights``: the model as
+    trained instead (float32 weights under a mixed dtype)."""
     from t2t_lite.training.checkpoints import restore_model
 
     model = experiment.build_model()
-    return model, restore_model(model, experiment.output_dir, checkpoint_path,
-                                experiment.data_identity())
+    path = restore_model(model, experiment.output_dir, checkpoint_path,
+                         experiment.data_identity())
+    return (model if trained_weights else experiment.inference_model(model)), path
 
 
 @dataclasses.dataclass
@@ -45,9 +48,10 @@ class OpenedRun:
     experiment: "Experiment"
     paths: "Paths"
 
-    def restored_model(self, checkpoint_path: str | None = None) -> tuple[Any, str]:
-        """The model with its checkpoint's weights, and that checkpoint's path."""
-        return restored_model(self.experiment, checkpoint_path)
+    def restored_model(self, checkpoint_path: str | None = None,
+                       trained_weights: bool = False) -> tuple[Any, str]:
+        """``restored_model`` of the run's experiment."""
+        return restored_model(self.experiment, checkpoint_path, trained_weights)
 
     def decode_settings(self, overrides: str, source: str = "--decode_hparams",
                         unused: Mapping[str, str] | None = None) -> "DecodeSettings":

@@ -22,7 +22,7 @@ from t2t_lite import registry
 from t2t_lite.data.problem import Problem
 from t2t_lite.hparam import HParams, from_source
 from t2t_lite.hparams.common import basic_params
-from t2t_lite.precision import dtype_policy
+from t2t_lite.precision import copy_weights, dtype_policy, inference_policy
 
 HPARAMS_FILE = "hparams.json"
 
@@ -50,10 +50,24 @@ class Experiment:
     def vocab_size(self) -> int:
         return self.problem.vocab_size(self.data_dir)
 
-    def build_model(self):
-        """The model, its layers under the Keras dtype policy of hparam ``dtype``."""
-        with dtype_policy(self.hparams.dtype):
+    def build_model(self, inference: bool = False):
+        """The model, its layers under the Keras dtype policy of hparam ``dtype``; with
+        ``inference``, under ``precision.inference_policy`` (weights in the compute
+        dtype: see ``inference_model``)."""
+        policy = inference_policy(self.hparams.dtype) if inference else self.hparams.dtype
+        with dtype_policy(policy):
             return self.model_cls(self.hparams, self.vocab_size())
+
+    def inference_model(self, trained):
+        """``trained`` (a ``build_model()`` with its weights) as inference runs it: under
+        a mixed dtype, a model holding the weights in the compute dtype (the same
+        outputs, faster and in half the memory: ``precision``); ``trained`` itself
+        under float32."""
+        if inference_policy(self.hparams.dtype) == self.hparams.dtype:
+            return trained
+        model = self.build_model(inference=True)
+        copy_weights(trained, model)
+        return model
 
     def data_identity(self) -> dict[str, str]:
         """The problem and vocabulary the weights are tied to (checkpoints record them)."""

@@ -13,7 +13,7 @@ from t2t_lite.hparam import HParamsError
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.base import NoAttentionError, shift_right
-from t2t_lite.precision import dtype_policy
+from t2t_lite.precision import copy_weights, dtype_policy, inference_policy
 from toys import ShortCopy, make_trainer
 
 load_builtins()
@@ -372,3 +372,14 @@ def test_every_model_trains_a_step_and_decodes_under_a_mixed_dtype(dtype, name, 
         if name != SEQ2SEQ:
             weights = model.attention_weights(features)
             assert all(w.dtype == tf.float32 for w in weights.values())
+    # The inference model (weights in the compute dtype, norms' in float32) decodes
+    # exactly as the mixed one: mixed precision casts every weight where it is used.
+    with dtype_policy(inference_policy(dtype)):
+        inference = registry.models[name](hparams, VOCAB)
+    copy_weights(model, inference)
+    half = dtype.removeprefix("mixed_")
+    assert {v.dtype for v in inference.weights if "norm/" not in v.path} == {half}
+    assert all(v.dtype == "float32" for v in inference.weights if "norm/" in v.path)
+    twin_ids, twin_scores = BeamSearchDecoder(inference, beam_size=2, alpha=0.6)(INPUTS, 7)
+    np.testing.assert_array_equal(twin_ids.numpy(), ids.numpy())
+    np.testing.assert_array_equal(twin_scores.numpy(), scores.numpy())

@@ -16,6 +16,7 @@ import tensorflow as tf
 
 from t2t_lite.layers.attention import CrossAttention, SelfAttention
 from t2t_lite.layers.projection import project
+from t2t_lite.precision import norm_policy
 
 LAYER_NORM_EPSILON = 1e-6
 
@@ -34,8 +35,9 @@ class LastAxisLayerNorm(keras.layers.LayerNormalization):
 
 
 def layer_norm(name: str) -> LastAxisLayerNorm:
-    """LayerNorm over the last axis with the epsilon used throughout the model."""
-    return LastAxisLayerNorm(epsilon=LAYER_NORM_EPSILON, name=name)
+    """LayerNorm over the last axis with the epsilon used throughout the model (its
+    weights float32 in an inference model too: ``precision.norm_policy``)."""
+    return LastAxisLayerNorm(epsilon=LAYER_NORM_EPSILON, name=name, dtype=norm_policy())
 
 
 class FeedForward(keras.layers.Layer):
