@@ -14,6 +14,7 @@ from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.base import NoAttentionError, shift_right
 from t2t_lite.precision import copy_weights, dtype_policy, inference_policy
+from t2t_lite.training.checkpoints import model_variables
 from toys import ShortCopy, make_trainer
 
 load_builtins()
@@ -383,3 +384,13 @@ def test_every_model_trains_a_step_and_decodes_under_a_mixed_dtype(dtype, name, 
     twin_ids, twin_scores = BeamSearchDecoder(inference, beam_size=2, alpha=0.6)(INPUTS, 7)
     np.testing.assert_array_equal(twin_ids.numpy(), ids.numpy())
     np.testing.assert_array_equal(twin_scores.numpy(), scores.numpy())
+
+
+@pytest.mark.parametrize("name", sorted(registry.models))
+def test_a_second_model_in_one_process_has_the_same_checkpoint_keys(name):
+    """An ensemble restores several models in one process: Keras' per-process layer
+    numbering must not reach the checkpoint keys."""
+    hparams = transformer_tiny() if name == "transformer" else small_hparams()
+    first, second = (set(model_variables(registry.models[name](hparams, VOCAB)))
+                     for _ in range(2))
+    assert first == second

@@ -138,8 +138,12 @@ class BidirectionalLSTM(_LayerStack):
 
     def __init__(self, units: int, num_layers: int, dropout: float,
                  initializers: Initializers, **kwargs):
+        # The inner LSTMs are named as Keras numbered them in a new process, so that
+        # checkpoints keep their keys; left unnamed, a second model in one process (an
+        # ensemble member) numbered them on and could not be restored.
         super().__init__([keras.layers.Bidirectional(
             keras.layers.LSTM(units, return_sequences=True, return_state=True,
+                              name=f"lstm_{i}" if i else "lstm",
                               **initializers.lstm_kwargs()), name=f"bilstm_{i}")
             for i in range(num_layers)], 2 * units, dropout, **kwargs)
 
