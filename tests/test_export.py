@@ -99,6 +99,30 @@ def test_export_equals_the_decoder_line_for_line(request, case, lines):
     assert np.all(np.diff(beams["scores"][[0, 1, 3]], axis=1) <= 1e-6)  # best first
 
 
+def test_a_bfloat16_export_holds_bfloat16_weights_and_equals_the_decoder(translation,
+                                                                        tmp_path):
+    """Under a mixed dtype, both commands take the inference model (its weights in
+    the compute dtype): the export is the same as the decoder's output, line for line."""
+    export_dir, _ = translation
+    output_dir = os.path.join(os.path.dirname(os.path.dirname(export_dir)), "train")
+    mixed = "--hparams=dtype=mixed_bfloat16"
+    assert t2t_exporter.main([f"--output_dir={output_dir}", f"--export_dir={tmp_path / 'x'}",
+                              f"--decode_hparams={DECODE}", mixed]) == 0
+    source = tmp_path / "lines.txt"
+    source.write_text("".join(line + "\n" for line in TRANSLATION_LINES), encoding="utf-8")
+    assert t2t_decoder.main([f"--output_dir={output_dir}", f"--decode_hparams={DECODE}",
+                             f"--decode_from_file={source}", mixed,
+                             f"--decode_to_file={tmp_path / 'decoded.txt'}"]) == 0
+    reader = tf.train.load_checkpoint(str(tmp_path / "x" / "variables" / "variables"))
+    shapes, dtypes = reader.get_variable_to_shape_map(), reader.get_variable_to_dtype_map()
+    matrices = [key for key, shape in shapes.items() if len(shape) == 2]
+    assert matrices and all(dtypes[key] == tf.bfloat16 for key in matrices)
+    result = load(str(tmp_path / "x")).signatures["serving_default"](
+        inputs=tf.constant(TRANSLATION_LINES))
+    assert ([s.decode("utf-8") for s in result["outputs"].numpy()]
+            == (tmp_path / "decoded.txt").read_text(encoding="utf-8").splitlines())
+
+
 # Loads the export twice in a process without t2t_lite: as TF2 code does
 # (tf.saved_model.load), and into a TF1 session from the signature's tensor names,
 # as TensorFlow Serving and `saved_model_cli run` do.
