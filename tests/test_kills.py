@@ -22,7 +22,9 @@ def trained(tmp_path_factory):
 
 def test_a_killed_decoder_leaves_no_output_that_looks_complete(trained, tmp_path):
     _, output_dir = trained
-    lines = ["0 1 1 0 1 1 0 1", "1 0 0 1", "1 1 1 0 0 0 1"] * 60
+    # Long enough that no decode ends before its kill (a fast CPU decoded 180 lines
+    # in under the earliest moment, and the kill path went untested).
+    lines = ["0 1 1 0 1 1 0 1", "1 0 0 1", "1 1 1 0 0 0 1"] * 600
     source = tmp_path / "in.txt"
     source.write_text("".join(line + "\n" for line in lines))
     target = tmp_path / "out.txt"
