@@ -161,11 +161,10 @@ def main() -> None:
             result["score"] = {"tgt_tokens_per_s": args.batch * args.tgt_len / seconds,
                                "batch_s": seconds}
         if "beam" in only:
-            # As t2t-decoder decodes: a mixed dtype's weights in its compute dtype.
-            search = BeamSearchDecoder(experiment.inference_model(model), args.beam, 0.6,
-                                       allow_eos=False, jit_compile=hparams.xla)
-            if trainer is None:
-                del model  # t2t-decoder keeps only the inference model
+            # As t2t-decoder decodes (and holds): a mixed dtype's weights in its compute dtype.
+            model = experiment.inference_model(model)
+            search = BeamSearchDecoder(model, args.beam, 0.6, allow_eos=False,
+                                       jit_compile=hparams.xla)
             inputs = random_ids(rng, args.vocab, args.decode_batch, args.src_len)
             ids, _ = search(inputs, args.out_len)
             assert ids.shape[-1] == args.out_len, ids.shape

@@ -54,8 +54,7 @@ class Experiment:
         """The model, its layers under the Keras dtype policy of hparam ``dtype``; with
         ``inference``, under ``precision.inference_policy`` (weights in the compute
         dtype: see ``inference_model``)."""
-        policy = inference_policy(self.hparams.dtype) if inference else self.hparams.dtype
-        with dtype_policy(policy):
+        with dtype_policy(self.hparams.dtype, inference):
             return self.model_cls(self.hparams, self.vocab_size())
 
     def inference_model(self, trained):

@@ -32,13 +32,12 @@ def check_dtype(name: str) -> str:
 
 
 @contextlib.contextmanager
-def dtype_policy(name: str) -> Iterator[None]:
-    """Layers created inside take Keras's ``name`` policy (a ``dtype`` or its
-    ``inference_policy``); the global one is restored after."""
-    if name not in DTYPES + tuple(map(inference_policy, DTYPES)):
-        check_dtype(name)
+def dtype_policy(name: str, inference: bool = False) -> Iterator[None]:
+    """Layers created inside take the Keras policy of dtype ``name`` (with
+    ``inference``, its ``inference_policy``); the global one is restored after."""
+    policy = inference_policy(name) if inference else check_dtype(name)
     previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(name)
+    keras.config.set_dtype_policy(policy)
     try:
         yield
     finally:

@@ -13,7 +13,7 @@ from t2t_lite.hparam import HParamsError
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.base import NoAttentionError, shift_right
-from t2t_lite.precision import copy_weights, dtype_policy, inference_policy
+from t2t_lite.precision import copy_weights, dtype_policy
 from t2t_lite.training.checkpoints import model_variables
 from toys import ShortCopy, make_trainer
 
@@ -375,7 +375,7 @@ def test_every_model_trains_a_step_and_decodes_under_a_mixed_dtype(dtype, name, 
             assert all(w.dtype == tf.float32 for w in weights.values())
     # The inference model (weights in the compute dtype, norms' in float32) decodes
     # exactly as the mixed one: mixed precision casts every weight where it is used.
-    with dtype_policy(inference_policy(dtype)):
+    with dtype_policy(dtype, inference=True):
         inference = registry.models[name](hparams, VOCAB)
     copy_weights(model, inference)
     half = dtype.removeprefix("mixed_")
