@@ -9,11 +9,16 @@
 For each count N in --averages the last N checkpoints of --output_dir are
 averaged (into a temporary folder), then --source is decoded with every beam
 size and alpha and scored against --reference with the problem's metric; one
-table row per setting, best first. Tune on the dev split only: the test set
-is for reporting the settings chosen here.
+table row per setting, then the best. With --ensemble=DIR[,DIR...] (other
+training folders of the same problem and vocabulary) each of them is averaged
+the same way and the rows are the ensemble's, as t2t-decoder --ensemble
+decodes it. Tune on the dev split only: the test set is for reporting the
+settings chosen here.
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import tempfile
 import time
@@ -22,7 +27,6 @@ from t2t_lite.bin import common, trained_run
 from t2t_lite.decoding import decoder
 from t2t_lite.metrics.scoring import score_decodes
 from t2t_lite.training.averaging import average_last_checkpoints
-from t2t_lite.training.checkpoints import restore_model
 
 NUMBER = re.compile(r"[-+]?\d+\.\d+")
 
@@ -57,19 +61,38 @@ def main() -> None:
                         help="the other decode hparams, as t2t-decoder takes them")
     parser.add_argument("--score_line", default="",
                         help="which report line to rank by (default: the metric's first)")
+    parser.add_argument("--ensemble", default="",
+                        help="other training folders (comma-separated) of the same problem "
+                        "and vocabulary, averaged as --output_dir is: sweep their ensemble")
     args = parser.parse_args()
     if trained_run.start(args):
         return
-    run = trained_run.open_run(args, "sweep_decode", trained_run.input_files(
-        ("--source", args.source), ("--reference", args.reference)))
+    member_dirs = [folder for folder in args.ensemble.split(",") if folder]
+    folders = [os.path.realpath(folder) for folder in [args.output_dir, *member_dirs]]
+    if len(set(folders)) < len(folders):
+        raise ValueError(f"--ensemble={args.ensemble}: a training folder is named twice "
+                         f"(with --output_dir={args.output_dir}); an ensemble of a model "
+                         "with itself decodes as that model alone")
+
+    def declare(paths) -> None:
+        trained_run.input_files(("--source", args.source), ("--reference", args.reference))(paths)
+        for folder in member_dirs:
+            paths.input_folder("--ensemble", folder, must_exist=True)
+
+    run = trained_run.open_run(args, "sweep_decode", declare)
     problem = run.experiment.problem
-    model = run.experiment.build_model()
     rows = []
     print("| averaged | beam | alpha | score | seconds |\n| --- | --- | --- | --- | --- |")
     for count in (int(n) for n in args.averages.split(",")):
-        with tempfile.TemporaryDirectory() as average_dir:
+        with contextlib.ExitStack() as stack:
+            average_dir, *member_averages = (
+                stack.enter_context(tempfile.TemporaryDirectory()) for _ in folders)
             averaged = average_last_checkpoints(args.output_dir, average_dir, count)
-            restore_model(model, average_dir, averaged.path)
+            model, _ = run.restored_model(averaged.path)
+            members = [trained_run.ensemble_member(
+                run.experiment, folder,
+                average_last_checkpoints(folder, member_average, count).path)[0]
+                for folder, member_average in zip(member_dirs, member_averages)]
             for beam in (int(b) for b in args.beams.split(",")):
                 for alpha in floats(args.alphas):
                     settings = run.decode_settings(
@@ -77,7 +100,8 @@ def main() -> None:
                     started = time.perf_counter()
                     outputs, references = decoder.decode_from_file(
                         args.source, f"{average_dir}/dev.decoded",
-                        run.decoding(model, settings), reference_path=args.reference)
+                        run.decoding(model, settings, members),
+                        reference_path=args.reference)
                     seconds = time.perf_counter() - started
                     score = headline(score_decodes(problem, outputs, references),
                                      args.score_line)

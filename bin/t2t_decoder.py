@@ -57,22 +57,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def ensemble_member(experiment: "Experiment", output_dir: str) -> tuple["keras.Model", str]:
-    """The model trained in ``output_dir`` (its latest checkpoint) and that checkpoint's
-    path, refused unless it shares ``experiment``'s problem and vocabulary."""
-    from t2t_lite import experiment as experiment_lib
-
-    member = experiment_lib.resolve(None, None, None, "", None, output_dir, must_exist=True)
-    if member.problem.name != experiment.problem.name:
-        raise ValueError(f"--ensemble: {output_dir} holds a {member.problem.name} model, "
-                         f"not {experiment.problem.name}")
-    if (member.problem.vocab_fingerprint(member.data_dir)
-            != experiment.problem.vocab_fingerprint(experiment.data_dir)):
-        raise ValueError(f"--ensemble: {output_dir} was trained with another vocabulary "
-                         f"than {experiment.output_dir}; ensembled models must share one")
-    return trained_run.restored_model(member)
-
-
 def _declare_inputs(args: argparse.Namespace, paths: "Paths") -> None:
     for flag in ("decode_from_file", "decode_reference", "score_file"):
         if getattr(args, flag):
@@ -143,7 +127,7 @@ def _decoding(args: argparse.Namespace, run: trained_run.OpenedRun,
     model, checkpoint = run.restored_model(args.checkpoint_path)
     checkpoints, members = [os.path.realpath(checkpoint)], []
     for other_dir in filter(None, args.ensemble.split(",")):
-        member, member_checkpoint = ensemble_member(run.experiment, other_dir)
+        member, member_checkpoint = trained_run.ensemble_member(run.experiment, other_dir)
         if os.path.realpath(member_checkpoint) in checkpoints:
             # Its distribution averaged with itself is itself: "an ensemble" in name only.
             raise ValueError(f"--ensemble={other_dir}: its latest checkpoint "

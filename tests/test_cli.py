@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from cli_helpers import COMMON, USR_DIR, error_of, train_tiny
+from cli_helpers import COMMON, USR_DIR, error_of, train_tiny, with_flags
 from t2t_lite.bin import t2t_attention, t2t_datagen, t2t_decoder, t2t_trainer
 from t2t_lite.hparam import HParams
 
@@ -264,6 +264,51 @@ def test_ensemble_decodes_with_every_members_latest_checkpoint(trained, tmp_path
     line = error_of(capsys, t2t_decoder.main, [f"--output_dir={output_dir}",
                                                f"--score_file={source}", f"--ensemble={member}"])
     assert "--score_file scores one model" in line
+
+
+def _sweep_decode(monkeypatch, capsys, flags):
+    """benchmarks/sweep_decode.py run with ``flags``: its printed lines."""
+    capsys.readouterr()  # what earlier commands printed
+    import importlib.util
+    import sys
+
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks", "sweep_decode.py")
+    spec = importlib.util.spec_from_file_location("sweep_decode", path)
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    monkeypatch.setattr(sys, "argv", ["sweep_decode.py", f"--t2t_usr_dir={USR_DIR}", *flags])
+    sweep.main()
+    return capsys.readouterr().out.splitlines()
+
+
+def test_sweep_decode_of_an_ensemble_decodes_as_the_decoder_does(trained, tmp_path, capsys,
+                                                                monkeypatch):
+    """benchmarks/sweep_decode.py --ensemble averages each member as it averages
+    --output_dir and decodes their ensemble: scored against t2t-decoder --ensemble's
+    outputs on the same checkpoints, every line matches (100%), while each member
+    alone matches none (the trained model decodes every line to "", the constant
+    one to "1"s up to the maximum length, their ensemble to fewer "1"s)."""
+    _, output_dir = trained
+    source, reference = tmp_path / "in.txt", tmp_path / "ensemble.txt"
+    source.write_text("0 1 1\n1\n1 0\n0 0 1 1 0\n")
+    member = tmp_path / "member"
+    shutil.copytree(output_dir, member)
+    constant_model_checkpoint(str(member), member)  # the member's latest checkpoint
+    decode = "extra_length=3,batch_size=1"
+    assert t2t_decoder.main([f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
+                             f"--decode_from_file={source}", f"--decode_to_file={reference}",
+                             f"--decode_hparams={decode},beam_size=2,alpha=2.0",
+                             f"--ensemble={member}"]) == 0
+    assert all(reference.read_text().splitlines())
+    sweep = [f"--output_dir={output_dir}", f"--source={source}", f"--reference={reference}",
+             "--averages=1", "--beams=2", "--alphas=2.0", f"--decode_hparams={decode}"]
+    assert "| 1 | 2 | 2.0 | 100.00 |" in _sweep_decode(
+        monkeypatch, capsys, sweep + [f"--ensemble={member}"])[2]
+    assert "| 1 | 2 | 2.0 | 0.00 |" in _sweep_decode(monkeypatch, capsys, sweep)[2]
+    assert "| 1 | 2 | 2.0 | 0.00 |" in _sweep_decode(
+        monkeypatch, capsys, with_flags(sweep, f"--output_dir={member}"))[2]
+    with pytest.raises(ValueError, match="a training folder is named twice"):
+        _sweep_decode(monkeypatch, capsys, sweep + [f"--ensemble={member},{member}/"])
 
 
 def test_decode_non_utf8_names_line_and_keeps_output(trained, tmp_path, capsys):
