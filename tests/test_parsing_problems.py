@@ -6,8 +6,8 @@ import re
 import pytest
 
 from t2t_lite import registry
-from t2t_lite.hparams.parsing import (transformer_parsing, transformer_parsing_small,
-                                      transformer_parsing_tiny)
+from t2t_lite.hparams.parsing import (transformer_parsing, transformer_parsing_sample,
+                                      transformer_parsing_small, transformer_parsing_tiny)
 from t2t_lite.metrics.scoring import score_decodes
 from t2t_lite.parsing.linearize import (Kind, SlotToken, delinearize, linearize, token_kinds,
                                         with_placeholder_tags)
@@ -66,7 +66,12 @@ def test_registered_with_the_papers_decode_settings_and_hparams():
     assert transformer_parsing_tiny().hidden_size == 128
     assert transformer_parsing_small().layer_prepostprocess_dropout == 0.3
     assert {"transformer_parsing", "transformer_parsing_semi", "transformer_parsing_small",
-            "transformer_parsing_tiny"} <= set(registry.hparams_sets.names())
+            "transformer_parsing_tiny", "transformer_parsing_sample"} <= set(
+                registry.hparams_sets.names())
+    # The README's sample rows ran transformer_parsing_small with these overrides.
+    recipe = transformer_parsing_small()
+    recipe.parse("word_dropout=0.25,layer_prepostprocess_dropout=0.2,attention_dropout=0.2")
+    assert transformer_parsing_sample().values() == recipe.values()
 
 
 @needs_sample
