@@ -22,11 +22,15 @@ import os
 import re
 import tempfile
 import time
+from typing import TYPE_CHECKING
 
 from t2t_lite.bin import common, trained_run
 from t2t_lite.decoding import decoder
 from t2t_lite.metrics.scoring import score_decodes
 from t2t_lite.training.averaging import average_last_checkpoints
+
+if TYPE_CHECKING:
+    from t2t_lite.output_paths import Paths
 
 NUMBER = re.compile(r"[-+]?\d+\.\d+")
 
@@ -74,7 +78,7 @@ def main() -> None:
                          f"(with --output_dir={args.output_dir}); an ensemble of a model "
                          "with itself decodes as that model alone")
 
-    def declare(paths) -> None:
+    def declare(paths: "Paths") -> None:
         trained_run.input_files(("--source", args.source), ("--reference", args.reference))(paths)
         for folder in member_dirs:
             paths.input_folder("--ensemble", folder, must_exist=True)

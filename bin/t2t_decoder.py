@@ -17,11 +17,8 @@ from t2t_lite.bin import common, trained_run
 from t2t_lite.data.text_files import write_lines_atomically
 
 if TYPE_CHECKING:  # the heavy imports wait until a command runs
-    import keras
-
     from t2t_lite.decoding.factory import Decoding
     from t2t_lite.decoding.settings import DecodeSettings
-    from t2t_lite.experiment import Experiment
     from t2t_lite.output_paths import Paths
 
 
