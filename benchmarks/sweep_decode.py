@@ -85,6 +85,7 @@ def main() -> None:
 
     run = trained_run.open_run(args, "sweep_decode", declare)
     problem = run.experiment.problem
+    member_runs = [trained_run.ensemble_member(run.experiment, folder) for folder in member_dirs]
     rows = []
     print("| averaged | beam | alpha | score | seconds |\n| --- | --- | --- | --- | --- |")
     for count in (int(n) for n in args.averages.split(",")):
@@ -93,10 +94,9 @@ def main() -> None:
                 stack.enter_context(tempfile.TemporaryDirectory()) for _ in folders)
             averaged = average_last_checkpoints(args.output_dir, average_dir, count)
             model, _ = run.restored_model(averaged.path)
-            members = [trained_run.ensemble_member(
-                run.experiment, folder,
-                average_last_checkpoints(folder, member_average, count).path)[0]
-                for folder, member_average in zip(member_dirs, member_averages)]
+            members = [trained_run.restored_model(
+                member, average_last_checkpoints(member.output_dir, member_average, count).path)[0]
+                for member, member_average in zip(member_runs, member_averages)]
             for beam in (int(b) for b in args.beams.split(",")):
                 for alpha in floats(args.alphas):
                     settings = run.decode_settings(

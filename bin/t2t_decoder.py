@@ -124,7 +124,8 @@ def _decoding(args: argparse.Namespace, run: trained_run.OpenedRun,
     model, checkpoint = run.restored_model(args.checkpoint_path)
     checkpoints, members = [os.path.realpath(checkpoint)], []
     for other_dir in filter(None, args.ensemble.split(",")):
-        member, member_checkpoint = trained_run.ensemble_member(run.experiment, other_dir)
+        member, member_checkpoint = trained_run.restored_model(
+            trained_run.ensemble_member(run.experiment, other_dir))
         if os.path.realpath(member_checkpoint) in checkpoints:
             # Its distribution averaged with itself is itself: "an ensemble" in name only.
             raise ValueError(f"--ensemble={other_dir}: its latest checkpoint "

@@ -42,11 +42,9 @@ def restored_model(experiment: "Experiment", checkpoint_path: str | None = None,
     return (model if trained_weights else experiment.inference_model(model)), path
 
 
-def ensemble_member(experiment: "Experiment", output_dir: str,
-                    checkpoint_path: str | None = None) -> tuple[Any, str]:
-    """The model trained in ``output_dir`` with the weights of ``checkpoint_path``
-    (default: its latest checkpoint) and that checkpoint's path, refused unless it
-    shares ``experiment``'s problem and vocabulary."""
+def ensemble_member(experiment: "Experiment", output_dir: str) -> "Experiment":
+    """The run trained in ``output_dir``, refused unless it shares ``experiment``'s
+    problem and vocabulary (restore it with ``restored_model``)."""
     from t2t_lite import experiment as experiment_lib
 
     member = experiment_lib.resolve(None, None, None, "", None, output_dir, must_exist=True)
@@ -57,7 +55,7 @@ def ensemble_member(experiment: "Experiment", output_dir: str,
             != experiment.problem.vocab_fingerprint(experiment.data_dir)):
         raise ValueError(f"--ensemble: {output_dir} was trained with another vocabulary "
                          f"than {experiment.output_dir}; ensembled models must share one")
-    return restored_model(member, checkpoint_path)
+    return member
 
 
 @dataclasses.dataclass
