@@ -9,15 +9,19 @@
 For each count N in --averages the last N checkpoints of --output_dir are
 averaged (into a temporary folder), then --source is decoded with every beam
 size and alpha and scored against --reference with the problem's metric; one
-table row per setting, then the best. With --ensemble=DIR[,DIR...] (other
-training folders of the same problem and vocabulary) each of them is averaged
-the same way and the rows are the ensemble's, as t2t-decoder --ensemble
-decodes it. Tune on the dev split only: the test set is for reporting the
-settings chosen here.
+table row per setting, then the best. With --up_to_steps=S[,S...] the N
+checkpoints averaged end at step S instead of the latest: how long to train,
+asked of one run's checkpoints (the learning rate does not depend on
+--train_steps, so a run's checkpoint at step S is what a run of S steps ends
+with). With --ensemble=DIR[,DIR...] (other training folders of the same
+problem and vocabulary) each of them is averaged the same way and the rows are
+the ensemble's, as t2t-decoder --ensemble decodes it. Tune on the dev split
+only: the test set is for reporting the settings chosen here.
 """
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import tempfile
@@ -28,6 +32,7 @@ from t2t_lite.bin import common, trained_run
 from t2t_lite.decoding import decoder
 from t2t_lite.metrics.scoring import score_decodes
 from t2t_lite.training.averaging import average_last_checkpoints
+from t2t_lite.training.checkpoint_state import checkpoint_step, checkpoints_on_disk
 
 if TYPE_CHECKING:
     from t2t_lite.output_paths import Paths
@@ -49,6 +54,18 @@ def headline(report: list[str], label: str) -> float:
     return float(number.group())
 
 
+def checkpoint_at(folder: str, steps: list[int | None]) -> list[str | None]:
+    """``folder``'s checkpoint at each of ``steps`` (None: its latest), or a
+    ValueError naming the steps it has."""
+    found = {checkpoint_step(path): path for path in checkpoints_on_disk(folder)}
+    missing = [step for step in steps if step is not None and step not in found]
+    if missing:
+        raise ValueError(f"--up_to_steps: {folder} has no checkpoint at step "
+                         f"{', '.join(map(str, missing))}; it has steps "
+                         f"{', '.join(map(str, sorted(found))) or 'none'}")
+    return [found[step] if step is not None else None for step in steps]
+
+
 def floats(text: str) -> list[float]:
     return [float(x) for x in text.split(",")]
 
@@ -65,6 +82,9 @@ def main() -> None:
                         help="the other decode hparams, as t2t-decoder takes them")
     parser.add_argument("--score_line", default="",
                         help="which report line to rank by (default: the metric's first)")
+    parser.add_argument("--up_to_steps", default="",
+                        help="training steps (comma-separated) at which the averaged "
+                        "checkpoints end, in every folder (default: the latest)")
     parser.add_argument("--ensemble", default="",
                         help="other training folders (comma-separated) of the same problem "
                         "and vocabulary, averaged as --output_dir is: sweep their ensemble")
@@ -86,17 +106,24 @@ def main() -> None:
     run = trained_run.open_run(args, "sweep_decode", declare)
     problem = run.experiment.problem
     member_runs = [trained_run.ensemble_member(run.experiment, folder) for folder in member_dirs]
+    steps = [int(step) for step in args.up_to_steps.split(",") if step] or [None]
+    for folder in (args.output_dir, *member_dirs):
+        checkpoint_at(folder, steps)  # every window's end exists, before anything is averaged
     rows = []
-    print("| averaged | beam | alpha | score | seconds |\n| --- | --- | --- | --- | --- |")
-    for count in (int(n) for n in args.averages.split(",")):
+    print("| up to step | averaged | beam | alpha | score | seconds |\n"
+          "| --- | --- | --- | --- | --- | --- |")
+    for step, count in itertools.product(steps, (int(n) for n in args.averages.split(","))):
         with contextlib.ExitStack() as stack:
             average_dir, *member_averages = (
                 stack.enter_context(tempfile.TemporaryDirectory()) for _ in folders)
-            averaged = average_last_checkpoints(args.output_dir, average_dir, count)
+            averaged = average_last_checkpoints(args.output_dir, average_dir, count,
+                                                checkpoint_at(args.output_dir, [step])[0])
             model, _ = run.restored_model(averaged.path)
-            members = [trained_run.restored_model(
-                member, average_last_checkpoints(member.output_dir, member_average, count).path)[0]
+            members = [trained_run.restored_model(member, average_last_checkpoints(
+                member.output_dir, member_average, count,
+                checkpoint_at(member.output_dir, [step])[0]).path)[0]
                 for member, member_average in zip(member_runs, member_averages)]
+            ending = checkpoint_step(averaged.sources[-1])
             for beam in (int(b) for b in args.beams.split(",")):
                 for alpha in floats(args.alphas):
                     settings = run.decode_settings(
@@ -109,12 +136,12 @@ def main() -> None:
                     seconds = time.perf_counter() - started
                     score = headline(score_decodes(problem, outputs, references),
                                      args.score_line)
-                    rows.append((score, count, beam, alpha))
-                    print(f"| {count} | {beam} | {alpha} | {score:.2f} | {seconds:.0f} |",
-                          flush=True)
-    score, count, beam, alpha = max(rows)
-    print(f"best on {args.source}: {score:.2f} with the last {count} checkpoints averaged, "
-          f"beam {beam}, alpha {alpha}")
+                    rows.append((score, ending, count, beam, alpha))
+                    print(f"| {ending} | {count} | {beam} | {alpha} | {score:.2f} "
+                          f"| {seconds:.0f} |", flush=True)
+    score, ending, count, beam, alpha = max(rows)
+    print(f"best on {args.source}: {score:.2f} with the last {count} checkpoints up to step "
+          f"{ending} averaged, beam {beam}, alpha {alpha}")
 
 
 if __name__ == "__main__":

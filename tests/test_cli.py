@@ -311,6 +311,38 @@ def test_sweep_decode_of_an_ensemble_decodes_as_the_decoder_does(trained, tmp_pa
         _sweep_decode(monkeypatch, capsys, sweep + [f"--ensemble={member},{member}/"])
 
 
+def test_sweep_decode_up_to_steps_averages_the_checkpoints_ending_there(trained, tmp_path,
+                                                                       capsys, monkeypatch):
+    """--up_to_steps=S: the checkpoints averaged end at step S, not at the latest.
+    The run's latest checkpoint (step 6) is the constant model, step 4 the trained
+    one: scored against the constant model's decodes, step 6 matches every line and
+    step 4 none; a step with no checkpoint is refused, naming the steps there are."""
+    import glob
+
+    from t2t_lite.training.checkpoint_state import write_index
+
+    _, output_dir = trained
+    constant = constant_model_checkpoint(output_dir, tmp_path / "constant")
+    for path in glob.glob(f"{constant}.*"):
+        shutil.copy(path, os.path.join(output_dir, "ckpt-6" + path[len(constant):]))
+    write_index(output_dir, [os.path.join(output_dir, f"ckpt-{step}") for step in (2, 4, 6)])
+    source, reference = tmp_path / "in.txt", tmp_path / "constant.txt"
+    source.write_text("0 1 1\n1\n1 0\n")
+    decode = "extra_length=3,batch_size=1,beam_size=2,alpha=0.6"
+    assert t2t_decoder.main([f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
+                             f"--decode_from_file={source}", f"--decode_to_file={reference}",
+                             f"--decode_hparams={decode}"]) == 0
+    assert all(set(line.split()) == {"1"} for line in reference.read_text().splitlines())
+    sweep = [f"--output_dir={output_dir}", f"--source={source}", f"--reference={reference}",
+             "--averages=1", "--beams=2", "--alphas=0.6", f"--decode_hparams={decode}"]
+    rows = _sweep_decode(monkeypatch, capsys, sweep + ["--up_to_steps=4,6"])
+    assert "| 4 | 1 | 2 | 0.6 | 0.00 |" in rows[2] and "| 6 | 1 | 2 | 0.6 | 100.00 |" in rows[3]
+    assert "up to step 6 averaged" in rows[-1]
+    assert "| 6 | 1 | 2 | 0.6 | 100.00 |" in _sweep_decode(monkeypatch, capsys, sweep)[2]
+    with pytest.raises(ValueError, match="no checkpoint at step 5; it has steps 2, 4, 6"):
+        _sweep_decode(monkeypatch, capsys, sweep + ["--up_to_steps=4,5"])
+
+
 def test_decode_non_utf8_names_line_and_keeps_output(trained, tmp_path, capsys):
     _, output_dir = trained
     source = tmp_path / "bad.txt"
