@@ -40,6 +40,27 @@ def test_project_is_tensordot_plus_bias():
                                tf.tensordot(x, kernel, 1), rtol=1e-5, atol=1e-5)
 
 
+def test_tied_projection_gradients_are_autodiffs():
+    """The projection by a transposed (tied embedding) kernel writes its own
+    gradient, the kernel's as (x^T dy)^T: the same as autodiff of the product."""
+    x, kernel = tf.random.normal([2, 3, 4]), tf.random.normal([5, 4])
+    upstream = tf.random.normal([2, 3, 5])
+    for dtype, tolerance in ((tf.float32, 1e-5), (tf.bfloat16, 2e-2)):
+        x_cast = tf.cast(x, dtype)
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch([x_cast, kernel])
+            ours = project(x_cast, kernel, transpose_kernel=True)
+            reference = tf.tensordot(x_cast, tf.cast(tf.transpose(kernel), dtype), 1)
+            ours_loss = tf.reduce_sum(tf.cast(ours, tf.float32) * upstream)
+            reference_loss = tf.reduce_sum(tf.cast(reference, tf.float32) * upstream)
+        for theirs_grad, our_grad in zip(tape.gradient(reference_loss, [x_cast, kernel]),
+                                         tape.gradient(ours_loss, [x_cast, kernel])):
+            assert our_grad.dtype == theirs_grad.dtype
+            np.testing.assert_allclose(tf.cast(our_grad, tf.float32),
+                                       tf.cast(theirs_grad, tf.float32),
+                                       rtol=tolerance, atol=tolerance)
+
+
 def test_layer_norm_matches_keras_and_keeps_its_weight_names():
     ours, theirs = layer_norm("norm"), keras.layers.LayerNormalization(epsilon=1e-6)
     x = tf.random.normal([2, 3, 16]) * 3.0 + 1.0
