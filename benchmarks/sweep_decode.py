@@ -107,8 +107,9 @@ def main() -> None:
     problem = run.experiment.problem
     member_runs = [trained_run.ensemble_member(run.experiment, folder) for folder in member_dirs]
     steps = [int(step) for step in args.up_to_steps.split(",") if step] or [None]
-    for folder in (args.output_dir, *member_dirs):
-        checkpoint_at(folder, steps)  # every window's end exists, before anything is averaged
+    # Every window's end, found before anything is averaged.
+    ends = [dict(zip(steps, checkpoint_at(folder, steps)))
+            for folder in (args.output_dir, *member_dirs)]
     rows = []
     print("| up to step | averaged | beam | alpha | score | seconds |\n"
           "| --- | --- | --- | --- | --- | --- |")
@@ -116,13 +117,14 @@ def main() -> None:
         with contextlib.ExitStack() as stack:
             average_dir, *member_averages = (
                 stack.enter_context(tempfile.TemporaryDirectory()) for _ in folders)
+            own_ends, *member_ends = ends
             averaged = average_last_checkpoints(args.output_dir, average_dir, count,
-                                                checkpoint_at(args.output_dir, [step])[0])
+                                                own_ends[step])
             model, _ = run.restored_model(averaged.path)
             members = [trained_run.restored_model(member, average_last_checkpoints(
-                member.output_dir, member_average, count,
-                checkpoint_at(member.output_dir, [step])[0]).path)[0]
-                for member, member_average in zip(member_runs, member_averages)]
+                member.output_dir, member_average, count, member_end[step]).path)[0]
+                for member, member_average, member_end
+                in zip(member_runs, member_averages, member_ends)]
             ending = checkpoint_step(averaged.sources[-1])
             for beam in (int(b) for b in args.beams.split(",")):
                 for alpha in floats(args.alphas):
