@@ -64,7 +64,7 @@ def _losses_and_log_probs(logits: tf.Tensor, targets: tf.Tensor, confidence: tf.
                           low: tf.Tensor, smoothed: bool) -> tuple[tf.Tensor, tf.Tensor]:
     log_probs = tf.nn.log_softmax(logits, axis=-1)
     losses = -(confidence - low) * tf.gather(log_probs, targets, batch_dims=2)
-    if smoothed:
+    if smoothed:  # low is 0 otherwise: no [..., V] sum in the step
         losses -= low * tf.reduce_sum(log_probs, -1)
     return losses, log_probs
 
