@@ -4,8 +4,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from t2t_lite.layers.layer_norm import layer_norm
 from t2t_lite.layers.projection import leading_dims, project
-from t2t_lite.layers.transformer_blocks import FeedForward, layer_norm
+from t2t_lite.layers.transformer_blocks import FeedForward
 
 
 def test_leading_dims_static_where_only_one_dimension_is_unknown():

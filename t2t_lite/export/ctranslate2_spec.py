@@ -45,7 +45,7 @@ from t2t_lite.decoding.input_rules import InputRules
 from t2t_lite.decoding.settings import DecodeSettings, decode_hparams
 from t2t_lite.hparam import HParams
 from t2t_lite.layers.embedding import sinusoid_position_encoding
-from t2t_lite.layers.transformer_blocks import LAYER_NORM_EPSILON
+from t2t_lite.layers.layer_norm import LAYER_NORM_EPSILON
 from t2t_lite.models.transformer import Transformer
 
 # Rows of the sinusoid table: CTranslate2 refuses positions beyond the table, and

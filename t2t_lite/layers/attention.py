@@ -16,6 +16,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from t2t_lite.layers.dropout import Dropout
 from t2t_lite.layers.projection import leading_dims, project
 
 # exp(-1e9 - max) underflows to exactly 0 in float32, so masked keys get no weight.
@@ -108,7 +109,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.key_depth = self.key_channels // num_heads
         self.value_depth = self.value_channels // num_heads
         self.dropout = dropout
-        self.weights_dropout = keras.layers.Dropout(dropout)
+        self.weights_dropout = Dropout(dropout)
 
     def build(self, input_shape=None) -> None:
         self.output_kernel = self.add_weight(

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparams.lstm import INITIALIZERS
+from t2t_lite.layers.dropout import Dropout
 
 LSTMState = tuple[tf.Tensor, tf.Tensor]  # (h, c), each [B, units]
 
@@ -81,7 +82,7 @@ class _LayerStack(keras.layers.Layer):
             raise ValueError("an LSTM stack needs at least one layer, got 0")
         self.stack = layers
         self.output_depth = output_depth
-        self.dropouts = [keras.layers.Dropout(dropout) for _ in layers]
+        self.dropouts = [Dropout(dropout) for _ in layers]
 
     def build(self, input_shape) -> None:
         depth = input_shape[-1]

@@ -15,30 +15,9 @@ import keras
 import tensorflow as tf
 
 from t2t_lite.layers.attention import CrossAttention, SelfAttention
+from t2t_lite.layers.dropout import Dropout
+from t2t_lite.layers.layer_norm import layer_norm
 from t2t_lite.layers.projection import project
-from t2t_lite.precision import norm_policy
-
-LAYER_NORM_EPSILON = 1e-6
-
-
-class LastAxisLayerNorm(keras.layers.LayerNormalization):
-    """Keras' LayerNormalization over the last axis (the same weights, so the same
-    checkpoints) in fewer ops than Keras' general version builds: a decode step
-    runs 2 * decoder layers + 1 of them per token. float32 inside, as Keras'."""
-
-    def call(self, inputs: tf.Tensor) -> tf.Tensor:
-        x = tf.cast(inputs, tf.float32)
-        centered = x - tf.reduce_mean(x, axis=-1, keepdims=True)
-        variance = tf.reduce_mean(tf.square(centered), axis=-1, keepdims=True)
-        outputs = centered * (tf.math.rsqrt(variance + self.epsilon) * self.gamma) + self.beta
-        return tf.cast(outputs, self.compute_dtype)
-
-
-def layer_norm(name: str) -> LastAxisLayerNorm:
-    """LayerNorm over the last axis with the epsilon used throughout the model (its
-    weights float32 in an inference model too: ``precision.norm_policy``)."""
-    return LastAxisLayerNorm(epsilon=LAYER_NORM_EPSILON, name=name, dtype=norm_policy())
-
 
 class FeedForward(keras.layers.Layer):
     """FFN(x) = max(0, x W1 + b1) W2 + b2 (section 3.3), relu_dropout on the hidden layer."""
@@ -50,7 +29,7 @@ class FeedForward(keras.layers.Layer):
         self.dropout = dropout
         self.filter_dense = keras.layers.Dense(filter_size, name="filter")
         self.output_dense = keras.layers.Dense(hidden_size, name="output")
-        self.relu_dropout = keras.layers.Dropout(dropout)
+        self.relu_dropout = Dropout(dropout)
 
     def build(self, input_shape=None) -> None:
         self.filter_dense.build((None, None, self.hidden_size))
@@ -97,7 +76,7 @@ class _Block(keras.layers.Layer):
         self.feed_forward = FeedForward(hidden_size, filter_size, relu_dropout,
                                         name="feed_forward")
         self.feed_forward_norm = layer_norm("feed_forward_norm")
-        self.residual_dropout = keras.layers.Dropout(residual_dropout)
+        self.residual_dropout = Dropout(residual_dropout)
 
     def build(self, input_shape=None) -> None:
         shape = (None, None, self.hidden_size)

@@ -21,6 +21,7 @@ import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
+from t2t_lite.layers.dropout import Dropout
 from t2t_lite.layers.projection import project
 from t2t_lite.layers.recurrent import LSTMState, make_initializers, reverse_source
 from t2t_lite.models.base import Seq2SeqModel, repeat_for_beams, shift_right
@@ -103,7 +104,7 @@ class RecurrentSeq2Seq(Seq2SeqModel):
         self.target_embedding = self.source_embedding if hparams.shared_embedding else (
             keras.layers.Embedding(vocab_size, hparams.embedding_size,
                                    name="target_embedding", **embedding))
-        self.output_dropout = keras.layers.Dropout(hparams.dropout)
+        self.output_dropout = Dropout(hparams.dropout)
         self.softmax = (TiedSoftmax(self.target_embedding)
                         if hparams.shared_embedding_and_softmax_weights else
                         keras.layers.Dense(vocab_size, name="softmax",

@@ -16,9 +16,11 @@ from t2t_lite.hparam import HParams
 from t2t_lite.hparams.transformer import POSITION_EMBEDDINGS
 from t2t_lite.layers.attention import (ancestry_bias, causal_bias, padding_bias,
                                        write_entries)
+from t2t_lite.layers.dropout import Dropout
 from t2t_lite.layers.embedding import (LearnedPositionEmbedding, SinusoidPositionEncoding,
                                        TokenEmbedding)
-from t2t_lite.layers.transformer_blocks import DecoderBlock, EncoderBlock, layer_norm
+from t2t_lite.layers.layer_norm import layer_norm
+from t2t_lite.layers.transformer_blocks import DecoderBlock, EncoderBlock
 from t2t_lite.models.base import Seq2SeqModel, shift_right
 from t2t_lite.registry import register_model
 
@@ -79,7 +81,7 @@ class Transformer(Seq2SeqModel):
         else:
             self.positions = LearnedPositionEmbedding(hparams.max_length, hidden_size,
                                                       name="positions")
-        self.embedding_dropout = keras.layers.Dropout(hparams.layer_prepostprocess_dropout)
+        self.embedding_dropout = Dropout(hparams.layer_prepostprocess_dropout)
         block_args = {
             "hidden_size": hidden_size, "filter_size": hparams.filter_size,
             "num_heads": hparams.num_heads, "key_channels": hparams.attention_key_channels,
