@@ -1,8 +1,8 @@
 """Dropout whose mask costs half the random bits of Keras'.
 
 A small Transformer's training step draws a dropout mask for every residual
-connection, feed-forward hidden layer and attention map: about 30 million
-uniform numbers a step at batches of 4,096 tokens. TensorFlow's Philox kernel
+connection, feed-forward hidden layer and attention map: about 48 million
+elements a step at batches of 4,096 tokens. TensorFlow's Philox kernel
 makes 32-bit words at a fixed cost per word, and Keras spends one word (turned
 into a float) per element. Here each word gives two elements 16 random bits
 each, and the keep decision is an integer comparison (docs/SPEED.md).
