@@ -67,3 +67,13 @@ def test_same_seed_state_gives_the_same_mask():
     first, second = Dropout(0.3, seed=7), Dropout(0.3, seed=7)
     x = tf.ones([40, 50])
     np.testing.assert_array_equal(first(x, training=True).numpy(), second(x, training=True).numpy())
+
+
+@pytest.mark.parametrize("rate, dropped", [(1e-7, 1), (0.999995, 65535)])
+def test_rates_near_0_and_1_keep_their_nearest_level_inside_the_open_interval(rate, dropped):
+    """Rounding to 1/65,536 must not turn a tiny rate into no dropout, nor a rate just
+    below 1 (which hparams allow) into dropping everything and dividing by zero."""
+    keep, keep_probability = keep_mask(tf.constant([4]), rate, tf.constant([1, 2]))
+    assert keep_probability == 1 - dropped / 65536
+    y = Dropout(rate)(tf.ones([200, 100]), training=True).numpy()
+    assert np.isfinite(y).all()

@@ -8,7 +8,8 @@ into a float) per element. Here each word gives two elements 16 random bits
 each, and the keep decision is an integer comparison (docs/SPEED.md).
 
 The rate is rounded to a multiple of 1/65,536 (0.1 drops 6,554 / 65,536 =
-0.100006 of the elements) and kept elements are scaled by the inverse of the
+0.100006 of the elements), and a rate in (0, 1) to one in [1, 65,535] / 65,536
+so that it neither vanishes nor drops everything; kept elements are scaled by the inverse of the
 rounded keep probability, so the expected output is still the input.
 """
 from __future__ import annotations
@@ -24,6 +25,8 @@ def keep_mask(shape: tf.Tensor, rate: float, seed: tf.Tensor) -> tuple[tf.Tensor
     ``rate`` (rounded to a multiple of 1/65,536), and the probability of True.
     ``seed``: a [2] int32 tensor, as ``tf.random.stateless_uniform`` takes."""
     dropped_levels = round(rate * _LEVELS)
+    if rate > 0:
+        dropped_levels = min(max(dropped_levels, 1), _LEVELS - 1)
     size = tf.reduce_prod(shape)
     words = tf.random.stateless_uniform([(size + 1) // 2], seed, minval=None,
                                         maxval=None, dtype=tf.int32)

@@ -27,10 +27,9 @@ class LastAxisLayerNorm(keras.layers.LayerNormalization):
         if training:
             # Read values, not the variables: the custom gradient returns theirs.
             gamma, beta = tf.convert_to_tensor(self.gamma), tf.convert_to_tensor(self.beta)
-            return tf.cast(_normalized(x, gamma, beta, self.epsilon), self.compute_dtype)
-        centered = x - tf.reduce_mean(x, axis=-1, keepdims=True)
-        variance = tf.reduce_mean(tf.square(centered), axis=-1, keepdims=True)
-        outputs = centered * (tf.math.rsqrt(variance + self.epsilon) * self.gamma) + self.beta
+            outputs = _normalized(x, gamma, beta, self.epsilon)
+        else:
+            outputs = _normalize(x, self.gamma, self.beta, self.epsilon)[0]
         return tf.cast(outputs, self.compute_dtype)
 
 
@@ -51,14 +50,17 @@ def _normalized(x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor, epsilon: float)
     return normalized(x, gamma, beta)
 
 
-@tf.function(jit_compile=True, autograph=False, reduce_retracing=True)
-def _forward(x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor,
-             epsilon: float) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+def _normalize(x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor,
+               epsilon: float) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """(outputs, x_hat, 1 / sigma): the formula both paths run."""
     centered = x - tf.reduce_mean(x, axis=-1, keepdims=True)
     inverse_deviation = tf.math.rsqrt(
         tf.reduce_mean(tf.square(centered), axis=-1, keepdims=True) + epsilon)
     x_hat = centered * inverse_deviation
     return x_hat * gamma + beta, x_hat, inverse_deviation
+
+
+_forward = tf.function(_normalize, jit_compile=True, autograph=False, reduce_retracing=True)
 
 
 @tf.function(jit_compile=True, autograph=False, reduce_retracing=True)
