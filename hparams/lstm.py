@@ -6,8 +6,9 @@ reverse_source, shared_embedding, shared_embedding_and_softmax_weights,
 initializer, initializer_gain. Attention
 models add attention_size (the concat score's depth; 0 = hidden_size),
 attention_score ("dot", "general", "concat"), attention_scope ("global",
-"local_m", "local_p"), attention_window (D), input_feeding (Luong) and
-maxout_units (Bahdanau), each declared with its range; the Luong sets also
+"local_m", "local_p"), attention_window (D), input_feeding and
+bidirectional_encoder (Luong) and maxout_units (Bahdanau), each declared with
+its range; the Luong sets also
 scheduled_sampling_prob and scheduled_sampling_warmup_steps (Bengio et al.
 2015: see ``t2t_lite/models/luong.py``). Training keys are
 ``basic_params``'s (``t2t_lite/hparams/common.py``).
@@ -62,6 +63,7 @@ def lstm_attention_base() -> HParams:
         attention_scope=one_of(*ATTENTION_SCOPES),
         attention_window=at_least(1, 10),
         input_feeding=True,
+        bidirectional_encoder=False,
         scheduled_sampling_prob=between(0.0, 1.0, 0.0),
         scheduled_sampling_warmup_steps=at_least(0, 0),
     )

@@ -52,14 +52,18 @@ def test_encoders_ignore_what_follows_the_padding_mask():
         np.testing.assert_allclose(h.numpy(), h2.numpy(), atol=1e-6)
     bidirectional = BidirectionalLSTM(5, 1, 0.0, INIT)
     bidirectional.build((None, None, 4))
-    (out, first), (out2, first2) = bidirectional(x, mask), bidirectional(noisy, mask)
+    (out, finals), (out2, finals2) = bidirectional(x, mask), bidirectional(noisy, mask)
+    first, first2 = finals[0][1][0], finals2[0][1][0]
+    # The forward final state is the one at the last real word.
+    np.testing.assert_allclose(finals[0][0][0].numpy(), finals2[0][0][0].numpy(), atol=1e-6)
+    np.testing.assert_allclose(finals[0][0][0][0].numpy(), out[0, 2, :5].numpy(), atol=1e-6)
     np.testing.assert_allclose(first.numpy(), first2.numpy(), atol=1e-6)
     np.testing.assert_allclose(out[0, :3].numpy(), out2[0, :3].numpy(), atol=1e-6)
     # The backward state at the first word has read the real words only, last to first.
     backward_only = BidirectionalLSTM(5, 1, 0.0, INIT)
     backward_only.build((None, None, 4))
     backward_only.set_weights(bidirectional.get_weights())
-    _, first3 = backward_only(x[:1, :3], tf.ones([1, 3], tf.bool))
+    first3 = backward_only(x[:1, :3], tf.ones([1, 3], tf.bool))[1][0][1][0]
     np.testing.assert_allclose(first[:1].numpy(), first3.numpy(), atol=1e-6)
 
 

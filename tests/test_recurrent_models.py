@@ -37,6 +37,7 @@ CONFIGS = [
     (LUONG, "attention_score=general,attention_scope=local_p,reverse_source=false"),
     (LUONG, "attention_score=concat,embedding_size=8,shared_embedding=true,"
             "shared_embedding_and_softmax_weights=true"),
+    (LUONG, "attention_score=dot,bidirectional_encoder=true,reverse_source=false"),
 ]
 IDS = [f"{model.removeprefix('lstm_seq2seq')}[{over}]" for model, over in CONFIGS]
 
@@ -180,6 +181,8 @@ def test_sutskever_model_has_no_attention_weights():
     (SEQ2SEQ, small_hparams("num_decoder_layers=3"), "num_encoder_layers == num_decoder_layers"),
     (LUONG, small_hparams("shared_embedding_and_softmax_weights=true"),
      r"softmax's input, 8 wide here \(hidden_size.*to be embedding_size wide \(6\)"),
+    (LUONG, small_hparams("bidirectional_encoder=true,hidden_size=7"),
+     "hidden_size / 2 cells: hidden_size must be even, got 7"),
 ])
 def test_mismatched_hparams_are_refused_with_the_missing_keys(name, hparams, message):
     with pytest.raises(ValueError, match=message):
@@ -221,6 +224,7 @@ LEARNERS = [
     (BAHDANAU, "reverse_source=false", 0.9, 400),
     (LUONG, "attention_score=general", 0.9, 400),
     (LUONG, "attention_scope=local_p,reverse_source=false,attention_window=2", 0.9, 500),
+    (LUONG, "attention_score=general,bidirectional_encoder=true", 0.9, 400),
 ]
 
 
@@ -309,6 +313,27 @@ def test_scheduled_sampling_ramps_up_with_the_trainers_step(copy_data, tmp_path,
     assert float(model.sampling_probability()) == pytest.approx(0.5 * 2 / 8)
     trainer.optimizer.iterations.assign(100)
     assert float(model.sampling_probability()) == pytest.approx(0.5)
+
+
+def test_a_bidirectional_encoder_reads_both_sides_and_starts_the_decoder_from_both_ends():
+    """Each source state holds a forward half (the words up to it) and a backward half
+    (the words from it on); each decoder layer starts from its encoder layer's forward
+    state at the last word and backward state at the first. (One layer: above it a
+    forward LSTM reads backward halves too.)"""
+    model = make_model(LUONG, "bidirectional_encoder=true,reverse_source=false,"
+                              "num_encoder_layers=1,num_decoder_layers=1")
+    encoded = model.encode(INPUTS)
+    memory, half = encoded["memory"].numpy(), 4  # hidden_size 8: 4 cells a direction
+    later_word_changed = model.encode(tf.tensor_scatter_nd_update(INPUTS, [[0, 3]], [2]))
+    changed = later_word_changed["memory"].numpy()
+    np.testing.assert_allclose(changed[0, :3, :half], memory[0, :3, :half], atol=1e-6)
+    assert np.abs(changed[0, 0, half:] - memory[0, 0, half:]).max() > 1e-4
+    last_word = tf.reduce_sum(tf.cast(INPUTS != PAD_ID, tf.int32), 1).numpy() - 1
+    top_h = encoded["layer_0/h"].numpy()
+    np.testing.assert_allclose(top_h[:, :half], memory[np.arange(3), last_word, :half],
+                               atol=1e-6)
+    np.testing.assert_allclose(top_h[:, half:], memory[:, 0, half:], atol=1e-6)
+    assert encoded["layer_0/c"].shape == (3, 8)
 
 
 def test_local_m_over_a_reversed_source_centres_on_the_sentence_position():

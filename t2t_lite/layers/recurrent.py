@@ -148,11 +148,14 @@ class BidirectionalLSTM(_LayerStack):
                               **initializers.lstm_kwargs()), name=f"bilstm_{i}")
             for i in range(num_layers)], 2 * units, dropout, **kwargs)
 
-    def call(self, x: tf.Tensor, sequence_mask: tf.Tensor,
-             training: bool = False) -> tuple[tf.Tensor, tf.Tensor]:
-        """x [B, S, depth], sequence_mask [B, S] -> (annotations [B, S, 2 * units], the
-        top backward LSTM's state at the first position, h<-_1 [B, units])."""
+    def call(self, x: tf.Tensor, sequence_mask: tf.Tensor, training: bool = False
+             ) -> tuple[tf.Tensor, list[tuple[LSTMState, LSTMState]]]:
+        """x [B, S, depth], sequence_mask [B, S] -> (annotations [B, S, 2 * units], each
+        layer's final (forward, backward) states, bottom first: the forward LSTM's
+        (h, c) at the last word, the backward LSTM's at the first, h<-_1)."""
+        finals = []
         for layer, dropout in zip(self.stack, self.dropouts):
-            x, _, _, backward_h, _ = layer(dropout(x, training=training),
-                                           mask=sequence_mask, training=training)
-        return x, backward_h
+            x, forward_h, forward_c, backward_h, backward_c = layer(
+                dropout(x, training=training), mask=sequence_mask, training=training)
+            finals.append(((forward_h, forward_c), (backward_h, backward_c)))
+        return x, finals

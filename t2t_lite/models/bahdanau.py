@@ -64,8 +64,8 @@ class LSTMSeq2seqAttentionBahdanau(AttentionSeq2Seq):
         """inputs [B, S] -> {"memory": annotations [B, S, 2h], "keys", "padding",
         "layer_i/h", "layer_i/c": the decoder's initial states}."""
         embedded, mask, padding = self.embed_source(inputs)
-        annotations, backward_first = self.encoder(embedded, sequence_mask=mask,
-                                                 training=training)
+        annotations, finals = self.encoder(embedded, sequence_mask=mask, training=training)
+        backward_first = finals[-1][1][0]  # h<-_1 of the top layer
         initial = tf.split(self.initial_state(backward_first), self.hparams.num_decoder_layers,
                            axis=-1)
         states = [(h, tf.zeros_like(h)) for h in initial]

@@ -2,7 +2,12 @@
 Translation": global and local attention over a stacked LSTM encoder-decoder.
 
 * Encoder: a stacked LSTM over the source (reversed with reverse_source, as in
-  the paper); its final states start the decoder (same number of layers).
+  the paper); its final states start the decoder (same number of layers). With
+  bidirectional_encoder (off in the paper) each encoder layer reads the source
+  both ways with hidden_size / 2 cells a direction, as OpenNMT's "brnn" does:
+  a source state sees both sides of its context, and each decoder layer starts
+  from its encoder layer's forward state at the last word and backward state at
+  the first, concatenated.
 * At each target position t the decoder's top state h_t attends over the
   encoder's top states (``RecurrentAttention``: score dot / general / concat,
   scope global / local_m / local_p with window D), giving the context c_t.
@@ -29,7 +34,7 @@ import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
-from t2t_lite.layers.recurrent import StackedLSTM
+from t2t_lite.layers.recurrent import BidirectionalLSTM, LSTMState, StackedLSTM
 from t2t_lite.layers.recurrent_attention import RecurrentAttention
 from t2t_lite.models.recurrent import (AttentionSeq2Seq, states_from_dict, states_to_dict,
                                        unroll)
@@ -41,7 +46,8 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
     """Stacked LSTMs with Luong attention and (optionally) input feeding."""
 
     architecture_hparams = AttentionSeq2Seq.architecture_hparams + (
-        "attention_size", "attention_score", "attention_scope", "input_feeding")
+        "attention_size", "attention_score", "attention_scope", "input_feeding",
+        "bidirectional_encoder")
     required_hparams = AttentionSeq2Seq.required_hparams + (
         "attention_window", "scheduled_sampling_prob", "scheduled_sampling_warmup_steps")
 
@@ -57,8 +63,12 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
         self.check_layers_match()
         hidden, embedding = hparams.hidden_size, hparams.embedding_size
         init = self.initializers
-        self.encoder = StackedLSTM(hidden, hparams.num_encoder_layers, hparams.dropout, init,
-                                   name="encoder")
+        if hparams.bidirectional_encoder and hidden % 2:
+            raise ValueError(f"bidirectional_encoder=true gives each direction hidden_size / 2 "
+                             f"cells: hidden_size must be even, got {hidden}")
+        encoder = BidirectionalLSTM if hparams.bidirectional_encoder else StackedLSTM
+        self.encoder = encoder(hidden // 2 if hparams.bidirectional_encoder else hidden,
+                               hparams.num_encoder_layers, hparams.dropout, init, name="encoder")
         self.decoder = StackedLSTM(hidden, hparams.num_decoder_layers, hparams.dropout, init,
                                    name="decoder")
         self.attention = RecurrentAttention(hparams.attention_score, hparams.attention_scope,
@@ -82,6 +92,8 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
         "attentional": h~_0 = 0}."""
         embedded, mask, padding = self.embed_source(inputs)
         memory, states = self.encoder(embedded, sequence_mask=mask, training=training)
+        if self.hparams.bidirectional_encoder:
+            states = [_joined(forward, backward) for forward, backward in states]
         encoded = {**self.memory_state(memory, padding), **states_to_dict(states)}
         if self.hparams.input_feeding:
             encoded["attentional"] = tf.zeros_like(states[-1][0])
@@ -182,3 +194,8 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
                     state: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
         outputs, state = self._step(self.target_embedding(ids), step, state)
         return self.logits(outputs["attentional"]), state
+
+
+def _joined(forward: LSTMState, backward: LSTMState) -> LSTMState:
+    """A bidirectional layer's final (h, c) in each direction -> one (h, c) of twice the depth."""
+    return tf.concat([forward[0], backward[0]], -1), tf.concat([forward[1], backward[1]], -1)
