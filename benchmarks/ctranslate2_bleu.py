@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"| {route} | {score:.2f} | {seconds:.1f} | {len(outputs) / seconds:.1f} |",
               flush=True)
 
-    report(f"t2t-lite float32, alpha {settings.alpha}", run.decoding(model, settings))
+    # A mixed-precision run decodes in its compute dtype (t2t-decoder's route).
+    report(f"t2t-lite {run.experiment.hparams.dtype}, alpha {settings.alpha}",
+           run.decoding(model, settings))
     with tempfile.TemporaryDirectory() as export_dir:
         export_ctranslate2(model, problem, run.experiment.data_dir, export_dir)
         for compute_type in args.compute_types.split(","):
