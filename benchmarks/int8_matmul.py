@@ -47,6 +47,20 @@ def best_time(fn, args, repeats: int) -> float:
     return min(rounds)
 
 
+def add_shape_flags(parser: argparse.ArgumentParser, default_shape: str) -> None:
+    """--shape, --vocab and --repeats, which the product benchmarks share."""
+    parser.add_argument("--shape", default=default_shape, choices=sorted(SHAPES))
+    parser.add_argument("--vocab", type=int, default=8192)
+    parser.add_argument("--repeats", type=int, default=20)
+
+
+def projection_products(shape: str, vocab: int) -> dict[str, tuple[int, int]]:
+    """A Transformer's projections at ``shape``: name -> (inner dimension, output dimension)."""
+    d, d_ff = SHAPES[shape]
+    return {"qkv": (d, 3 * d), "output": (d, d), "ffn_in": (d, d_ff), "ffn_out": (d_ff, d),
+            "vocab": (d, vocab)}
+
+
 def quantize_rows(x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
     """int8 values and float32 scales [rows, 1], per row (absolute maximum -> 127)."""
     scale = tf.maximum(tf.reduce_max(tf.abs(x), axis=-1, keepdims=True), 1e-6) / 127.0
@@ -55,14 +69,10 @@ def quantize_rows(x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--shape", default="base", choices=sorted(SHAPES))
+    add_shape_flags(p, "base")
     p.add_argument("--rows", type=int, default=128, help="decode rows (sentences x beam)")
-    p.add_argument("--vocab", type=int, default=8192)
-    p.add_argument("--repeats", type=int, default=20)
     args = p.parse_args()
-    d, d_ff = SHAPES[args.shape]
-    products = {"qkv": (d, 3 * d), "output": (d, d), "ffn_in": (d, d_ff),
-                "ffn_out": (d_ff, d), "vocab": (d, args.vocab)}
+    products = projection_products(args.shape, args.vocab)
     float32 = tf.function(lambda x, w: tf.matmul(x, w))
     int8 = tf.function(lambda x, w: tf.linalg.matmul(x, w, output_type=tf.int32))
     xla_float32 = tf.function(lambda x, w: tf.matmul(x, w), jit_compile=True)

@@ -26,7 +26,7 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from int8_matmul import SHAPES, best_time  # noqa: E402
+from int8_matmul import add_shape_flags, best_time, projection_products  # noqa: E402
 
 import tensorflow as tf  # noqa: E402
 
@@ -45,14 +45,10 @@ def with_bias(a: tf.Tensor, b: tf.Tensor, bias: tf.Tensor, transpose_a: bool,
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--shape", default="small", choices=sorted(SHAPES))
+    add_shape_flags(p, "small")
     p.add_argument("--tokens", type=int, default=4096, help="rows: tokens in a batch")
-    p.add_argument("--vocab", type=int, default=8192)
-    p.add_argument("--repeats", type=int, default=20)
     args = p.parse_args()
-    d, d_ff = SHAPES[args.shape]
-    products = {"qkv": (d, 3 * d), "output": (d, d), "ffn_in": (d, d_ff),
-                "ffn_out": (d_ff, d), "vocab": (d, args.vocab)}
+    products = projection_products(args.shape, args.vocab)
     result = {"shape": args.shape, "tokens": args.tokens, "cpu_count": os.cpu_count(),
               "products": {}}
     for name, (k, n) in products.items():
