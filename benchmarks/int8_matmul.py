@@ -47,18 +47,21 @@ def best_time(fn, args, repeats: int) -> float:
     return min(rounds)
 
 
-def add_shape_flags(parser: argparse.ArgumentParser, default_shape: str) -> None:
-    """--shape, --vocab and --repeats, which the product benchmarks share."""
-    parser.add_argument("--shape", default=default_shape, choices=sorted(SHAPES))
-    parser.add_argument("--vocab", type=int, default=8192)
-    parser.add_argument("--repeats", type=int, default=20)
-
-
-def projection_products(shape: str, vocab: int) -> dict[str, tuple[int, int]]:
-    """A Transformer's projections at ``shape``: name -> (inner dimension, output dimension)."""
-    d, d_ff = SHAPES[shape]
-    return {"qkv": (d, 3 * d), "output": (d, d), "ffn_in": (d, d_ff), "ffn_out": (d_ff, d),
-            "vocab": (d, vocab)}
+def parse_product_flags(description: str, default_shape: str, rows_flag: str,
+                        rows_default: int, rows_help: str
+                        ) -> tuple[argparse.Namespace, dict[str, tuple[int, int]]]:
+    """The product benchmarks' flags (--shape, --vocab, --repeats and their rows flag),
+    parsed, and the Transformer's projections at --shape: name -> (inner dimension,
+    output dimension)."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--shape", default=default_shape, choices=sorted(SHAPES))
+    p.add_argument(rows_flag, type=int, default=rows_default, help=rows_help)
+    p.add_argument("--vocab", type=int, default=8192)
+    p.add_argument("--repeats", type=int, default=20)
+    args = p.parse_args()
+    d, d_ff = SHAPES[args.shape]
+    return args, {"qkv": (d, 3 * d), "output": (d, d), "ffn_in": (d, d_ff),
+                  "ffn_out": (d_ff, d), "vocab": (d, args.vocab)}
 
 
 def quantize_rows(x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
@@ -68,11 +71,8 @@ def quantize_rows(x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_shape_flags(p, "base")
-    p.add_argument("--rows", type=int, default=128, help="decode rows (sentences x beam)")
-    args = p.parse_args()
-    products = projection_products(args.shape, args.vocab)
+    args, products = parse_product_flags(__doc__.split("\n\n")[0], "base", "--rows", 128,
+                                         "decode rows (sentences x beam)")
     float32 = tf.function(lambda x, w: tf.matmul(x, w))
     int8 = tf.function(lambda x, w: tf.linalg.matmul(x, w, output_type=tf.int32))
     xla_float32 = tf.function(lambda x, w: tf.matmul(x, w), jit_compile=True)

@@ -20,13 +20,12 @@ products are from the CPU's.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from int8_matmul import add_shape_flags, best_time, projection_products  # noqa: E402
+from int8_matmul import best_time, parse_product_flags  # noqa: E402
 
 import tensorflow as tf  # noqa: E402
 
@@ -44,11 +43,8 @@ def with_bias(a: tf.Tensor, b: tf.Tensor, bias: tf.Tensor, transpose_a: bool,
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_shape_flags(p, "small")
-    p.add_argument("--tokens", type=int, default=4096, help="rows: tokens in a batch")
-    args = p.parse_args()
-    products = projection_products(args.shape, args.vocab)
+    args, products = parse_product_flags(__doc__.split("\n\n")[0], "small", "--tokens", 4096,
+                                         "rows: tokens in a batch")
     result = {"shape": args.shape, "tokens": args.tokens, "cpu_count": os.cpu_count(),
               "products": {}}
     for name, (k, n) in products.items():
