@@ -267,6 +267,32 @@ def test_scheduled_sampling_feeds_the_models_own_tokens_in_training_only():
     np.testing.assert_allclose(model(features).numpy(), forced)  # evaluation: teacher forcing
 
 
+def test_scheduled_sampling_before_its_warmup_trains_exactly_as_teacher_forcing():
+    """At probability 0 the sampling loop feeds the true tokens: its logits, and the
+    gradients of a loss on them (which reach the softmax through the states the loop
+    keeps, not through its draws), equal teacher forcing's."""
+    model = make_model(LUONG, "dropout=0.0,scheduled_sampling_prob=0.5,"
+                              "scheduled_sampling_warmup_steps=10")
+    model.training_step = lambda: tf.constant(0)
+    features = {"inputs": INPUTS, "targets": TARGETS}
+    loss_weights = tf.random.stateless_normal([3, 5, VOCAB], seed=[1, 2])
+
+    def logits_and_gradients(training: bool):
+        with tf.GradientTape() as tape:
+            logits = model(features, training=training)
+            loss = tf.reduce_sum(logits * loss_weights)
+        return logits, tape.gradient(loss, model.trainable_variables)
+
+    forced, forced_grads = logits_and_gradients(training=False)
+    sampled, sampled_grads = logits_and_gradients(training=True)
+    np.testing.assert_allclose(sampled.numpy(), forced.numpy(), atol=1e-5)
+    assert len(sampled_grads) == len(forced_grads) == len(model.trainable_variables)
+    for variable, got, want in zip(model.trainable_variables, sampled_grads, forced_grads):
+        np.testing.assert_allclose(tf.convert_to_tensor(got).numpy(),
+                                   tf.convert_to_tensor(want).numpy(), atol=1e-4,
+                                   err_msg=variable.path)
+
+
 class OnlyToken:
     """A decode constraint that allows one token id everywhere."""
 
