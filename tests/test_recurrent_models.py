@@ -269,8 +269,7 @@ def test_scheduled_sampling_feeds_the_models_own_tokens_in_training_only():
 
 def test_scheduled_sampling_before_its_warmup_trains_exactly_as_teacher_forcing():
     """At probability 0 the sampling loop feeds the true tokens: its logits, and the
-    gradients of a loss on them (which reach the softmax through the states the loop
-    keeps, not through its draws), equal teacher forcing's."""
+    gradients of a loss on them through the whole loop, equal teacher forcing's."""
     model = make_model(LUONG, "dropout=0.0,scheduled_sampling_prob=0.5,"
                               "scheduled_sampling_warmup_steps=10")
     model.training_step = lambda: tf.constant(0)

@@ -158,12 +158,8 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
         token drawn from its own logits one position back instead of the true one.
         Draws obey ``sampling_constraint`` (the problem's decode constraint, which
         the trainer sets: a parser draws only well-formed continuations, with each
-        word slot's input word, as its decoding does). Each draw needs the last
-        logits, so the loop computes them, but only for the draw: it keeps the
-        dropped-out attentional states, and the logits the loss reads are computed
-        from them once, over all positions, as teacher forcing does. (Keeping the
-        loop's logits instead made the backward pass accumulate a gradient of the
-        whole softmax matrix at every position: 4x slower steps for a parser.)"""
+        word slot's input word, as its decoding does). The loop computes the logits
+        itself, since each draw needs the last ones."""
         targets = tf.cast(features["targets"], tf.int32)
         batch = tf.shape(targets)[0]
         constraint = self.sampling_constraint
@@ -175,11 +171,10 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
         def step(target: tf.Tensor, t: tf.Tensor, state: dict[str, tf.Tensor]):
             outputs, state = self._step(self.target_embedding(state["fed"]), t, state,
                                         training=True)
-            # The dropout mask the loss's logits will see: one draw for both.
-            dropped = self.output_dropout(outputs["attentional"], training=True)
-            scores = tf.cast(self.softmax(tf.stop_gradient(dropped)), tf.float32)
+            logits = self.logits(outputs["attentional"], training=True)
+            scores = logits
             if constraint is not None:
-                scores = constraint.constrain(state["constraint"], tf.nn.log_softmax(scores))
+                scores = constraint.constrain(state["constraint"], tf.nn.log_softmax(logits))
             drawn = tf.cast(keras.random.categorical(scores, 1, seed=self.sampling_seed)[:, 0],
                             tf.int32)
             own = keras.random.uniform([batch], seed=self.sampling_seed) < probability
@@ -187,13 +182,13 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
             state = {**state, "fed": fed}
             if constraint is not None:
                 state["constraint"] = constraint.update(state["constraint"], fed)
-            return {"dropped": dropped, "weights": outputs["weights"]}, state
+            return {"logits": logits, "weights": outputs["weights"]}, state
 
         # Each step reads the true token of its position (targets[:, t]) and embeds
         # what it was fed.
         steps = unroll(step, targets[:, :, None], state,
-                       {"dropped": self.compute_dtype, "weights": tf.float32})
-        return tf.cast(self.softmax(steps["dropped"]), tf.float32), steps["weights"]
+                       {"logits": tf.float32, "weights": tf.float32})
+        return steps["logits"], steps["weights"]
 
     def decode_step(self, ids: tf.Tensor, step: tf.Tensor,
                     state: dict[str, tf.Tensor]) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
