@@ -33,7 +33,7 @@ from t2t_lite.hparam import HParams, HParamsError
 logger = logging.getLogger(__name__)
 
 SPLITS = ("train", "dev", "test")
-# vocab_fingerprint by (problem class, sha256 of the vocabulary file): a command asks
+# vocab_fingerprint by (problem class, sha256 of the vocabulary files): a command asks
 # for it several times (run record, checkpoint, each split read), and hashing the
 # file is cheap where decoding every id is not.
 _FINGERPRINTS: dict[tuple[type, str], str] = {}
@@ -75,17 +75,39 @@ class Problem(abc.ABC):
         """``{"inputs": encoder, "targets": encoder}`` (the two may be one object)."""
 
     def vocab_size(self, data_dir: str) -> int:
-        """The size of the (shared) vocabulary the model embeds and predicts."""
+        """The size of the targets' vocabulary: the ids the model predicts."""
         return self.feature_encoders(data_dir)["targets"].vocab_size
+
+    def input_vocab_size(self, data_dir: str) -> int:
+        """The size of the inputs' vocabulary: the ids the model's encoder embeds
+        (``vocab_size`` when the vocabulary is shared or there are no inputs)."""
+        encoders = self.feature_encoders(data_dir)
+        return encoders.get("inputs", encoders["targets"]).vocab_size
+
+    def shares_vocabulary(self, data_dir: str) -> bool:
+        """Whether inputs and targets are one vocabulary (one encoder object, or no
+        inputs). Two vocabularies of one size are still two: their ids mean other
+        tokens, so no embedding may serve both."""
+        encoders = self.feature_encoders(data_dir)
+        return encoders.get("inputs", encoders["targets"]) is encoders["targets"]
+
+    def vocab_paths(self, data_dir: str) -> list[str]:
+        """The vocabulary files in ``data_dir`` (``vocab_filename``'s by default; a
+        problem with a file per side names both)."""
+        name = getattr(self, "vocab_filename", "")
+        return [os.path.join(data_dir, name)] if name else []
 
     def vocab_fingerprint(self, data_dir: str) -> str:
         """A short hash of the vocabulary: tells runs, checkpoints and shards written
         with another one (of the same size) from this one."""
-        path = os.path.join(data_dir, getattr(self, "vocab_filename", ""))
+        paths = self.vocab_paths(data_dir)
         cache_key = None
-        if os.path.isfile(path):
-            with open(path, "rb") as f:
-                cache_key = (type(self), hashlib.sha256(f.read()).hexdigest())
+        if paths and all(os.path.isfile(path) for path in paths):
+            files = hashlib.sha256()
+            for path in paths:
+                with open(path, "rb") as f:
+                    files.update(hashlib.sha256(f.read()).digest())
+            cache_key = (type(self), files.hexdigest())
             if cache_key in _FINGERPRINTS:
                 return _FINGERPRINTS[cache_key]
         encoders = self.feature_encoders(data_dir)
@@ -203,7 +225,7 @@ class Problem(abc.ABC):
         if recorded != current:
             raise ValueError(
                 f"the {self.name} shards in {data_dir} were encoded with another vocabulary "
-                f"than {os.path.join(data_dir, self.vocab_filename)} (fingerprint "
+                f"than {' and '.join(self.vocab_paths(data_dir)) or "the problem's"} (fingerprint "
                 f"{recorded}, now {current}): their ids would mean other tokens. Remove the "
                 f"shards and {os.path.basename(path)}, then run: "
                 f"{self.datagen_command(data_dir)}")
