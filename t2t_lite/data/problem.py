@@ -223,9 +223,10 @@ class Problem(abc.ABC):
             recorded = json.load(f).get("vocab_fingerprint")
         current = self.vocab_fingerprint(data_dir)
         if recorded != current:
+            vocabulary = " and ".join(self.vocab_paths(data_dir)) or "the problem's"
             raise ValueError(
                 f"the {self.name} shards in {data_dir} were encoded with another vocabulary "
-                f"than {' and '.join(self.vocab_paths(data_dir)) or "the problem's"} (fingerprint "
+                f"than {vocabulary} (fingerprint "
                 f"{recorded}, now {current}): their ids would mean other tokens. Remove the "
                 f"shards and {os.path.basename(path)}, then run: "
                 f"{self.datagen_command(data_dir)}")
