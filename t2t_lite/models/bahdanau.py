@@ -39,8 +39,9 @@ class LSTMSeq2seqAttentionBahdanau(AttentionSeq2Seq):
 
     architecture_hparams = AttentionSeq2Seq.architecture_hparams + ("attention_size", "maxout_units")
 
-    def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
-        super().__init__(hparams, vocab_size, **kwargs)
+    def __init__(self, hparams: HParams, vocab_size: int, input_vocab_size: int | None = None,
+                 **kwargs):
+        super().__init__(hparams, vocab_size, input_vocab_size, **kwargs)
         hidden, embedding = hparams.hidden_size, hparams.embedding_size
         init = self.initializers
         self.encoder = BidirectionalLSTM(hidden, hparams.num_encoder_layers, hparams.dropout,

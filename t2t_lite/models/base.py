@@ -78,8 +78,12 @@ class Seq2SeqModel(keras.Model, abc.ABC):
     """A Keras model mapping source ids to target logits, with incremental decoding.
 
     Subclasses are registered with ``@register_model`` and built as
-    ``cls(hparams, vocab_size)``; ``vocab_size`` is the shared vocabulary size
-    of inputs and targets (reserved ids included).
+    ``cls(hparams, vocab_size, input_vocab_size=None)``: ``vocab_size`` ids to
+    predict (the targets' vocabulary, reserved ids included) and, for separate
+    source and target vocabularies, ``input_vocab_size`` ids to embed in the
+    encoder. None means one vocabulary shared by both sides; given, even of the
+    same size, it is another vocabulary, and no embedding may serve both sides
+    (``shares_vocabulary``).
     """
 
     # The architecture: hparams keys that decide what the weights mean, their shapes
@@ -97,7 +101,8 @@ class Seq2SeqModel(keras.Model, abc.ABC):
     # itself its own tokens in training (scheduled sampling) may draw.
     sampling_constraint: DecodeConstraint | None = None
 
-    def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
+    def __init__(self, hparams: HParams, vocab_size: int, input_vocab_size: int | None = None,
+                 **kwargs):
         super().__init__(**kwargs)
         missing = [key for key in self.architecture_hparams + self.required_hparams
                    if key not in hparams]
@@ -107,6 +112,8 @@ class Seq2SeqModel(keras.Model, abc.ABC):
                              "set made for this model (see --registry_help)")
         self.hparams = hparams
         self.vocab_size = vocab_size
+        self.shares_vocabulary = input_vocab_size is None
+        self.input_vocab_size = vocab_size if input_vocab_size is None else input_vocab_size
 
     @classmethod
     def architecture_keys(cls, hparams: HParams) -> tuple[str, ...]:

@@ -21,8 +21,9 @@ from t2t_lite.registry import register_model
 class LSTMSeq2seq(RecurrentSeq2Seq):
     """Encoder-decoder LSTM whose only link is the encoder's final states."""
 
-    def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
-        super().__init__(hparams, vocab_size, **kwargs)
+    def __init__(self, hparams: HParams, vocab_size: int, input_vocab_size: int | None = None,
+                 **kwargs):
+        super().__init__(hparams, vocab_size, input_vocab_size, **kwargs)
         self.check_layers_match()
         layer_args = (hparams.hidden_size, hparams.num_encoder_layers, hparams.dropout,
                       self.initializers)

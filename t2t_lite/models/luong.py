@@ -58,8 +58,9 @@ class LSTMSeq2seqAttentionLuong(AttentionSeq2Seq):
         local = hparams.attention_scope != "global"
         return cls.architecture_hparams + (("attention_window",) if local else ())
 
-    def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
-        super().__init__(hparams, vocab_size, **kwargs)
+    def __init__(self, hparams: HParams, vocab_size: int, input_vocab_size: int | None = None,
+                 **kwargs):
+        super().__init__(hparams, vocab_size, input_vocab_size, **kwargs)
         self.check_layers_match()
         hidden, embedding = hparams.hidden_size, hparams.embedding_size
         init = self.initializers

@@ -6,7 +6,7 @@ hidden_size (LSTM cells per layer), embedding_size, num_encoder_layers,
 num_decoder_layers, dropout (on non-recurrent connections: embeddings, between
 layers, before the softmax), reverse_source (Sutskever et al.'s reversed
 source sentence), shared_embedding (one matrix for source and target
-embeddings; the problems' vocabularies are joint),
+embeddings: only for a vocabulary the inputs and targets share),
 shared_embedding_and_softmax_weights (the softmax is the transposed target
 embedding, as in the Transformer: its input depth must be embedding_size),
 initializer ("uniform" or "keras") and initializer_gain (the uniform range).
@@ -20,7 +20,7 @@ import keras
 import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import PAD_ID
-from t2t_lite.hparam import HParams
+from t2t_lite.hparam import HParams, HParamsError
 from t2t_lite.layers.dropout import Dropout
 from t2t_lite.layers.projection import project
 from t2t_lite.layers.recurrent import LSTMState, make_initializers, reverse_source
@@ -95,12 +95,19 @@ class RecurrentSeq2Seq(Seq2SeqModel):
                             "shared_embedding_and_softmax_weights", "reverse_source")
     required_hparams = ("dropout", "initializer", "initializer_gain")
 
-    def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
-        super().__init__(hparams, vocab_size, **kwargs)
+    def __init__(self, hparams: HParams, vocab_size: int, input_vocab_size: int | None = None,
+                 **kwargs):
+        super().__init__(hparams, vocab_size, input_vocab_size, **kwargs)
+        if hparams.shared_embedding and not self.shares_vocabulary:
+            raise HParamsError(
+                "shared_embedding=true ties the source and target embeddings, but the inputs "
+                f"and targets have separate vocabularies ({self.input_vocab_size} and "
+                f"{vocab_size} ids): set shared_embedding=false (the target embedding and the "
+                "softmax still tie with shared_embedding_and_softmax_weights=true)")
         self.initializers = make_initializers(hparams.initializer, hparams.initializer_gain)
         embedding = {"embeddings_initializer": self.initializers.embedding}
         self.source_embedding = keras.layers.Embedding(
-            vocab_size, hparams.embedding_size, name="source_embedding", **embedding)
+            self.input_vocab_size, hparams.embedding_size, name="source_embedding", **embedding)
         self.target_embedding = self.source_embedding if hparams.shared_embedding else (
             keras.layers.Embedding(vocab_size, hparams.embedding_size,
                                    name="target_embedding", **embedding))

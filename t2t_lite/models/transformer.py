@@ -61,21 +61,15 @@ class Transformer(Seq2SeqModel):
         learned = self.hparams.position_embedding == "learned"
         return self.hparams.max_length if learned else None
 
-    def __init__(self, hparams: HParams, vocab_size: int, **kwargs):
-        super().__init__(hparams, vocab_size, **kwargs)
+    def __init__(self, hparams: HParams, vocab_size: int, input_vocab_size: int | None = None,
+                 **kwargs):
+        super().__init__(hparams, vocab_size, input_vocab_size, **kwargs)
         hidden_size = hparams.hidden_size
         if hparams.position_embedding not in POSITION_EMBEDDINGS:
             raise ValueError(f"unknown position_embedding={hparams.position_embedding!r}; "
                              f"use one of {', '.join(POSITION_EMBEDDINGS)}")
-        if hparams.shared_embedding_and_softmax_weights:
-            shared = TokenEmbedding(vocab_size, hidden_size, name="shared_embedding")
-            self.source_embedding = self.target_embedding = self.softmax_weights = shared
-        else:
-            self.source_embedding = TokenEmbedding(vocab_size, hidden_size,
-                                                   name="source_embedding")
-            self.target_embedding = TokenEmbedding(vocab_size, hidden_size,
-                                                   name="target_embedding")
-            self.softmax_weights = TokenEmbedding(vocab_size, hidden_size, name="softmax")
+        self.source_embedding, self.target_embedding, self.softmax_weights = (
+            self._token_embeddings())
         if hparams.position_embedding == "timing":
             self.positions = SinusoidPositionEncoding(hidden_size, name="positions")
         else:
@@ -97,6 +91,21 @@ class Transformer(Seq2SeqModel):
             self.encoder_norm = layer_norm("encoder_norm")
             self.decoder_norm = layer_norm("decoder_norm")
         self.build()
+
+    def _token_embeddings(self) -> tuple[TokenEmbedding, TokenEmbedding, TokenEmbedding]:
+        """(source embedding, target embedding, softmax): with
+        shared_embedding_and_softmax_weights one matrix for all three when the
+        vocabulary is shared; for separate vocabularies, as in T2T, the target
+        embedding and the softmax (one vocabulary) and the source's of its own."""
+        vocab_size, hidden_size = self.vocab_size, self.hparams.hidden_size
+        tied = self.hparams.shared_embedding_and_softmax_weights
+        if tied and self.shares_vocabulary:
+            shared = TokenEmbedding(vocab_size, hidden_size, name="shared_embedding")
+            return shared, shared, shared
+        source = TokenEmbedding(self.input_vocab_size, hidden_size, name="source_embedding")
+        target = TokenEmbedding(vocab_size, hidden_size, name="target_embedding")
+        softmax = target if tied else TokenEmbedding(vocab_size, hidden_size, name="softmax")
+        return source, target, softmax
 
     def build(self, input_shape=None) -> None:
         """Creates every variable now: decoding may come before any ``call``."""
