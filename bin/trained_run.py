@@ -44,15 +44,14 @@ def restored_model(experiment: "Experiment", checkpoint_path: str | None = None,
 
 def ensemble_member(experiment: "Experiment", output_dir: str) -> "Experiment":
     """The run trained in ``output_dir``, refused unless it shares ``experiment``'s
-    problem and vocabulary (restore it with ``restored_model``)."""
+    problem and vocabularies, source and target (restore it with ``restored_model``)."""
     from t2t_lite import experiment as experiment_lib
 
     member = experiment_lib.resolve(None, None, None, "", None, output_dir, must_exist=True)
     if member.problem.name != experiment.problem.name:
         raise ValueError(f"--ensemble: {output_dir} holds a {member.problem.name} model, "
                          f"not {experiment.problem.name}")
-    if (member.problem.vocab_fingerprint(member.data_dir)
-            != experiment.problem.vocab_fingerprint(experiment.data_dir)):
+    if member.data_identity() != experiment.data_identity():
         raise ValueError(f"--ensemble: {output_dir} was trained with another vocabulary "
                          f"than {experiment.output_dir}; ensembled models must share one")
     return member

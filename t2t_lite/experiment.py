@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import inspect
 import json
 import os
 from typing import Any
@@ -48,14 +49,30 @@ class Experiment:
         return registry.models[self.model_name]
 
     def vocab_size(self) -> int:
+        """The targets' vocabulary size: the ids the model predicts."""
         return self.problem.vocab_size(self.data_dir)
+
+    def vocabularies(self) -> dict[str, Any]:
+        """The model's vocabulary sizes and whether inputs and targets share one
+        (checkpoints and hparams.json record them: a model's embeddings are shaped
+        and tied by them)."""
+        return {"vocab_size": self.vocab_size(),
+                "input_vocab_size": self.problem.input_vocab_size(self.data_dir),
+                "shared_vocabulary": self.problem.shares_vocabulary(self.data_dir)}
 
     def build_model(self, inference: bool = False):
         """The model, its layers under the Keras dtype policy of hparam ``dtype``; with
         ``inference``, under ``precision.inference_policy`` (weights in the compute
-        dtype: see ``inference_model``)."""
+        dtype: see ``inference_model``). Built ``cls(hparams, vocab_size)`` for a shared
+        vocabulary (so a model of the old signature still builds), with
+        ``input_vocab_size=`` for separate ones."""
+        vocabularies = self.vocabularies()
+        separate = {}
+        if not vocabularies["shared_vocabulary"]:
+            _check_takes_input_vocab_size(self.model_cls, self.model_name, self.problem.name)
+            separate = {"input_vocab_size": vocabularies["input_vocab_size"]}
         with dtype_policy(self.hparams.dtype, inference):
-            return self.model_cls(self.hparams, self.vocab_size())
+            return self.model_cls(self.hparams, vocabularies["vocab_size"], **separate)
 
     def inference_model(self, trained):
         """``trained`` (a ``build_model()`` with its weights) as inference runs it: under
@@ -68,16 +85,16 @@ class Experiment:
         copy_weights(trained, model)
         return model
 
-    def data_identity(self) -> dict[str, str]:
-        """The problem and vocabulary the weights are tied to (checkpoints record them)."""
+    def data_identity(self) -> dict[str, Any]:
+        """The problem and vocabularies the weights are tied to (checkpoints record them)."""
         return {"problem": self.problem.name,
-                "vocab_fingerprint": self.problem.vocab_fingerprint(self.data_dir)}
+                "vocab_fingerprint": self.problem.vocab_fingerprint(self.data_dir),
+                **self.vocabularies()}
 
     def record(self) -> dict[str, Any]:
         return {**self.data_identity(), "model": self.model_name,
                 "data_dir": os.path.abspath(self.data_dir),
-                "hparams_set": self.hparams_set, "vocab_size": self.vocab_size(),
-                "hparams": self.hparams.values()}
+                "hparams_set": self.hparams_set, "hparams": self.hparams.values()}
 
     def save(self) -> None:
         """Writes ``hparams.json`` atomically (an earlier copy is never half-written)."""
@@ -87,6 +104,15 @@ class Experiment:
             # The values were checked on arrival; allow_nan=False stops a bug writing NaN.
             json.dump(self.record(), f, indent=2, sort_keys=True, allow_nan=False)
         os.replace(path + ".tmp", path)
+
+
+def _check_takes_input_vocab_size(model_cls: type, model_name: str, problem_name: str) -> None:
+    parameters = inspect.signature(model_cls).parameters.values()
+    if not any(p.name == "input_vocab_size" or p.kind is p.VAR_KEYWORD for p in parameters):
+        raise ExperimentError(
+            f"problem {problem_name} has separate source and target vocabularies, but model "
+            f"{model_name} is built as cls(hparams, vocab_size) with one: give its __init__ "
+            "an input_vocab_size=None argument and pass it to Seq2SeqModel's")
 
 
 def load_record(output_dir: str) -> dict[str, Any] | None:
@@ -202,8 +228,13 @@ def _check_architecture_unchanged(experiment: Experiment, saved_values: dict,
         raise ExperimentError(
             f"{experiment.output_dir} holds checkpoints of another model architecture "
             f"({', '.join(changed)}); use a new --output_dir or drop those --hparams")
-    fingerprint = experiment.problem.vocab_fingerprint(experiment.data_dir)
-    if record.get("vocab_fingerprint") not in (None, fingerprint):
+    # Runs recorded before a key existed (input_vocab_size, shared_vocabulary) pass it.
+    current = experiment.data_identity()
+    changed = [key for key in ("vocab_fingerprint", *experiment.vocabularies())
+               if record.get(key) not in (None, current[key])]
+    if changed:
+        sizes = "".join(f"; {key}={record[key]!r} there, {current[key]!r} here"
+                        for key in changed if key != "vocab_fingerprint")
         raise ExperimentError(
             f"the vocabulary in {experiment.data_dir} is not the one {experiment.output_dir} "
-            "was trained with; point --data_dir at the data the model was trained on")
+            f"was trained with{sizes}; point --data_dir at the data the model was trained on")

@@ -6,7 +6,7 @@ beam search, greedy search and decode constraints run on it unchanged: it
 implements the decoding half of the ``Seq2SeqModel`` interface
 (``t2t_lite/models/base.py``). Each model keeps its own encoding and decode
 state, under keys prefixed with its index (``"0/keys"``), so models of any
-kind or shape combine as long as they share the vocabulary.
+kind or shape combine as long as they share the source and target vocabularies.
 """
 from __future__ import annotations
 
@@ -20,18 +20,29 @@ def _prefixed(index: int, values: dict) -> dict:
     return {f"{index}/{key}": value for key, value in values.items()}
 
 
+def _vocabularies(model: Any) -> tuple[int, int, bool]:
+    """A model's (source vocabulary size, target vocabulary size, shared or not)."""
+    return (getattr(model, "input_vocab_size", model.vocab_size), model.vocab_size,
+            getattr(model, "shares_vocabulary", True))
+
+
 class Ensemble:
     """The mean next-token distribution of ``models`` (each a decoding ``Seq2SeqModel``)."""
 
     def __init__(self, models: Sequence[Any]):
         if not models:
             raise ValueError("an ensemble needs at least one model")
-        sizes = sorted({model.vocab_size for model in models})
-        if len(sizes) > 1:
-            raise ValueError(f"ensemble models must share one vocabulary; their vocabulary "
-                             f"sizes differ: {sizes}")
+        # (source vocabulary, target vocabulary): one input feeds every model, and the
+        # search adds up their distributions over one set of target ids.
+        vocabularies = sorted({_vocabularies(model) for model in models})
+        if len(vocabularies) > 1:
+            raise ValueError("ensemble models must share their source and target "
+                             "vocabularies; theirs differ: " + ", ".join(
+                                 f"{source} -> {target} ids{' (shared)' if shared else ''}"
+                                 for source, target, shared in vocabularies))
         self.models = list(models)
-        self.vocab_size = sizes[0]
+        self.vocab_size = models[0].vocab_size
+        self.input_vocab_size = models[0].input_vocab_size
 
     @property
     def max_positions(self) -> int | None:

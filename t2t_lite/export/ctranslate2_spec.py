@@ -6,7 +6,9 @@ specification API (``ctranslate2.specs.TransformerSpec``), which needs no PyTorc
 The mapping, ours -> CTranslate2 (its weights are [out, in], Keras kernels [in, out]):
 
 * embeddings: the source, target and softmax matrices (one array when shared:
-  CTranslate2 stores it once), scaled by sqrt(d_model) on input as ours
+  CTranslate2 stores it once; separate source and target vocabularies, ours tying
+  the target embedding and the softmax only, keep their own arrays and
+  vocabulary files), scaled by sqrt(d_model) on input as ours
   (``scale_embeddings``); the softmax is the decoder's ``projection``, no bias;
 * positions: the table given explicitly (``position_encodings``): our sinusoids
   (the paper's: sin and cos interleaved, from position 0) are not CTranslate2's
@@ -17,7 +19,7 @@ The mapping, ours -> CTranslate2 (its weights are [out, in], Keras kernels [in, 
   self-attention Q|K|V fused as our ``qkv_kernel`` is, encoder-decoder attention's
   query and fused K|V, output projections, no attention biases; the FFN's two
   Dense layers with their biases, ReLU;
-* vocabulary: the encoder's tokens in id order (subword pieces, or the word
+* vocabularies: each side's tokens in id order (subword pieces, or the word
   vocabulary), ``<pad>`` (PAD_ID) as the decoder start token (our decoder starts
   from PAD), ``<EOS>`` as end token, appended to every source (``add_source_eos``).
 
@@ -113,8 +115,16 @@ def check_convertible(model_cls: type, hparams: HParams, problem: Problem, data_
             f"problem {problem.name} constrains its decodes, which CTranslate2 cannot do: "
             "export it as a SavedModel")
     encoders = problem.feature_encoders(data_dir)
-    for side in ("inputs", "targets"):
-        _unknown_token(encoders[side])
+    unknown, end = ({_unknown_token(encoders[side]) for side in ("inputs", "targets")},
+                    {vocabulary(encoders[side])[EOS_ID] for side in ("inputs", "targets")})
+    if len(unknown) > 1 or len(end) > 1:
+        # CTranslate2 names one unknown token and one end token for both vocabularies
+        # (it appends the end token to every source).
+        raise CTranslate2ExportError(
+            f"problem {problem.name}'s source and target vocabularies name their unknown "
+            f"or end tokens differently (unknown: {' / '.join(sorted(unknown))}; end: "
+            f"{' / '.join(sorted(end))}); CTranslate2 takes one name of each for both: "
+            "export it as a SavedModel")
 
 
 def _array(variable: Any) -> np.ndarray:
@@ -186,10 +196,11 @@ def transformer_spec(model: Transformer, source: TextEncoder, target: TextEncode
 
     spec = specs.TransformerSpec(encoder, decoder)
     source_tokens, target_tokens = vocabulary(source), vocabulary(target)
-    for side, tokens in (("inputs", source_tokens), ("targets", target_tokens)):
-        if len(tokens) != model.vocab_size:
+    for side, tokens, rows in (("inputs", source_tokens, model.input_vocab_size),
+                               ("targets", target_tokens, model.vocab_size)):
+        if len(tokens) != rows:
             raise CTranslate2ExportError(f"the {side} vocabulary has {len(tokens)} tokens "
-                                         f"but the model {model.vocab_size} rows")
+                                         f"but the model {rows} rows")
     spec.register_source_vocabulary(source_tokens)
     spec.register_target_vocabulary(target_tokens)
     config = spec.config

@@ -31,7 +31,10 @@ INDEX = "checkpoint"
 # problem and vocabulary fingerprint (a JSON object) under this key; see
 # training/checkpoints.py.
 ARCHITECTURE_KEY = "architecture/.ATTRIBUTES/VARIABLE_VALUE"
-DATA_KEYS = ("problem", "vocab_fingerprint")  # Experiment.data_identity()'s
+# Experiment.data_identity()'s: the problem, its vocabularies' fingerprint, sizes and
+# sharing (checkpoints written before the sizes were recorded lack them)
+DATA_KEYS = ("problem", "vocab_fingerprint", "vocab_size", "input_vocab_size",
+             "shared_vocabulary")
 _STEP = re.compile(r"ckpt-(\d+)")
 _SHARDS = re.compile(r"\.data-\d{5}-of-(\d{5})$")
 # What reading a damaged checkpoint raises: TensorFlow's errors, and the
@@ -275,7 +278,7 @@ def check_architecture(prefix: str, recorded: dict | None, hparams: dict,
                 what = (f"on problem {trained}, but {hparams_file} is a {hparams[key]} run"
                         if key == "problem" else
                         f"with another vocabulary than the run of {hparams_file} "
-                        f"(fingerprint {trained}, not {hparams[key]})")
+                        f"({key} {trained}, not {hparams[key]})")
                 raise CheckpointStateError(
                     f"checkpoint {prefix} was trained {what}: its weights mean other tokens; "
                     "give a checkpoint of that run, or the checkpoint's own run as "
