@@ -49,9 +49,10 @@ def small_hparams(overrides: str = ""):
     return hparams.parse(overrides) if overrides else hparams
 
 
-def make_model(name: str, overrides: str = ""):
+def make_model(name: str, overrides: str = "", input_vocab_size: int | None = None):
+    """``input_vocab_size``: a source vocabulary of its own (None: shared)."""
     tf.keras.utils.set_random_seed(7)
-    return registry.models[name](small_hparams(overrides), VOCAB)
+    return registry.models[name](small_hparams(overrides), VOCAB, input_vocab_size)
 
 
 def incremental_logits(model, inputs, targets):
@@ -88,6 +89,38 @@ def test_incremental_decoding_equals_teacher_forcing_and_padding_changes_nothing
     changed = tf.concat([TARGETS[:, :3], tf.fill([3, 2], 4)], axis=1)
     np.testing.assert_allclose(model({"inputs": INPUTS, "targets": changed}).numpy()[:, :4],
                                forced[:, :4], atol=1e-5)
+
+
+# A source vocabulary of its own: 11 ids (INPUTS fit), not the targets' VOCAB.
+SOURCE_VOCAB = 11
+
+
+@pytest.mark.parametrize("name, overrides", [
+    (LUONG, "attention_score=general,shared_embedding_and_softmax_weights=true,"
+            "embedding_size=8"),
+    (SEQ2SEQ, "reverse_source=true")])
+def test_separate_vocabularies_decode_incrementally_as_teacher_forced(name, overrides):
+    """The source embedding has the source vocabulary's rows; a tied softmax is the
+    target embedding, not the source's."""
+    model = make_model(name, overrides, input_vocab_size=SOURCE_VOCAB)
+    assert tuple(model.source_embedding.embeddings.shape) == (SOURCE_VOCAB,
+                                                              model.hparams.embedding_size)
+    assert model.target_embedding is not model.source_embedding
+    if model.hparams.shared_embedding_and_softmax_weights:
+        assert model.softmax.embedding is model.target_embedding
+    forced = model({"inputs": INPUTS, "targets": TARGETS}).numpy()
+    assert forced.shape == (3, 5, VOCAB)
+    np.testing.assert_allclose(incremental_logits(model, INPUTS, TARGETS), forced, atol=1e-4)
+
+
+@pytest.mark.parametrize("source_vocab", [SOURCE_VOCAB, VOCAB])
+def test_shared_embedding_across_separate_vocabularies_is_refused(source_vocab):
+    """Even of one size: the same id means another token on each side."""
+    with pytest.raises(HParamsError, match=r"^shared_embedding=true ties the source and "
+                       rf"target embeddings, .*separate vocabularies \({source_vocab} and "):
+        make_model(LUONG, "shared_embedding=true", input_vocab_size=source_vocab)
+    shared = make_model(LUONG, "shared_embedding=true")  # one vocabulary: one matrix
+    assert shared.target_embedding is shared.source_embedding
 
 
 def log_softmax(logits):

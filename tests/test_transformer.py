@@ -203,6 +203,34 @@ def test_shared_embedding_is_one_scaled_variable_reused_for_softmax():
     assert len([v for v in unshared.trainable_variables if tuple(v.shape) == (VOCAB, 16)]) == 3
 
 
+# Separate source and target vocabularies: 11 source ids (INPUTS fit), VOCAB target ids.
+SOURCE_VOCAB = 11
+
+
+@pytest.mark.parametrize("tied", [True, False])
+@pytest.mark.parametrize("source_vocab", [SOURCE_VOCAB, VOCAB])
+def test_separate_vocabularies_tie_the_target_embedding_and_softmax_only(tied, source_vocab):
+    """As T2T: with shared_embedding_and_softmax_weights the target embedding is the
+    softmax; the source, even of the same size, has a matrix of its own."""
+    model = tiny_model(input_vocab_size=source_vocab, shared_embedding_and_softmax_weights=tied)
+    assert not model.shares_vocabulary and model.input_vocab_size == source_vocab
+    assert model.source_embedding is not model.target_embedding
+    assert (model.softmax_weights is model.target_embedding) == tied
+    assert tuple(model.source_embedding.embeddings.shape) == (source_vocab, 16)
+    matrices = {v.path.split("/", 1)[1] for v in model.trainable_variables if len(v.shape) == 2
+                and v.shape[1] == 16 and v.shape[0] in (source_vocab, VOCAB)}
+    assert matrices == {"source_embedding/embeddings", "target_embedding/embeddings",
+                        *(() if tied else ("softmax/embeddings",))}
+    assert logits(model, INPUTS, TARGETS).shape == (2, 5, VOCAB)
+
+
+def test_separate_vocabularies_decode_incrementally_as_teacher_forced():
+    model = tiny_model(input_vocab_size=SOURCE_VOCAB, seed=3)
+    expected = logits(model, INPUTS, TARGETS)
+    np.testing.assert_allclose(greedy_teacher_forced(model, INPUTS, TARGETS, tf.constant(5)),
+                               expected, atol=1e-4)
+
+
 @pytest.mark.parametrize("hparams_fn, millions", [(transformer_base, 65), (transformer_big, 213)])
 def test_paper_parameter_counts(hparams_fn, millions):
     # A graph-mode build creates the variables without running their initializers.

@@ -7,9 +7,13 @@ Test modules import these from here, never from each other
 """
 from __future__ import annotations
 
+import os
+import random
+
 import tensorflow as tf
 
-from t2t_lite.data.problem import Problem
+from t2t_lite.data.encoders import TokenTextEncoder
+from t2t_lite.data.problem import Problem, Text2TextProblem
 from t2t_lite.experiment import Experiment
 from t2t_lite.hparam import HParams
 from t2t_lite.hparams.transformer import transformer_tiny
@@ -17,6 +21,7 @@ from t2t_lite.models.transformer import Transformer
 from t2t_lite.problems import translate
 from t2t_lite.problems.algorithmic import (AlgorithmicIdentityDecimal40,
                                           AlgorithmicReverseBinary40)
+from t2t_lite.registry import register_problem
 from t2t_lite.training.trainer import TrainOptions, Trainer
 
 
@@ -27,11 +32,13 @@ def tiny_transformer_hparams(**overrides) -> HParams:
         {"hidden_size": 16, "filter_size": 32, "num_heads": 2, **overrides})
 
 
-def tiny_transformer(vocab_size: int, seed: int | None = None, **overrides) -> Transformer:
-    """An untrained tiny Transformer; ``seed`` fixes its initial weights."""
+def tiny_transformer(vocab_size: int, seed: int | None = None,
+                     input_vocab_size: int | None = None, **overrides) -> Transformer:
+    """An untrained tiny Transformer; ``seed`` fixes its initial weights;
+    ``input_vocab_size``: a source vocabulary of its own."""
     if seed is not None:
         tf.keras.utils.set_random_seed(seed)
-    return Transformer(tiny_transformer_hparams(**overrides), vocab_size)
+    return Transformer(tiny_transformer_hparams(**overrides), vocab_size, input_vocab_size)
 
 
 class SmallReverse(AlgorithmicReverseBinary40):
@@ -96,3 +103,56 @@ class TranslateEnxxExportTest(translate.TranslateProblem):
             sentence = " ".join(self.words[(i * 7 + k * 5) % len(self.words)]
                                 for k in range(2 + i % 4))
             yield {"en": sentence, "xx": sentence.upper()}
+
+
+NUMBER_WORDS = "zero one two three four five six seven eight nine".split()
+
+
+@register_problem
+class NumberWordsToDigits(Text2TextProblem):
+    """Number words to their digits, reversed ("one two" -> "2 1"): a source vocabulary
+    of words and a target one of digits and signs, of another size (15 ids, 13 ids),
+    each in its own file."""
+
+    eval_metric = "sequence_accuracy"
+    encoder_class = TokenTextEncoder
+    target_tokens = [str(digit) for digit in range(10)] + ["+", "-"]
+    split_sizes = {"train": 2000, "dev": 20, "test": 4}
+
+    def build_vocab(self, data_dir: str, tmp_dir: str) -> TokenTextEncoder:
+        return TokenTextEncoder(NUMBER_WORDS)
+
+    @property
+    def target_vocab_filename(self) -> str:
+        return f"vocab.{self.name}.targets.txt"
+
+    def vocab_paths(self, data_dir: str) -> list[str]:
+        return [*super().vocab_paths(data_dir),
+                os.path.join(data_dir, self.target_vocab_filename)]
+
+    def generate_data(self, data_dir: str, tmp_dir: str) -> None:
+        os.makedirs(data_dir, exist_ok=True)
+        target_path = os.path.join(data_dir, self.target_vocab_filename)
+        if not os.path.exists(target_path):
+            TokenTextEncoder(self.target_tokens).store_to_file(target_path)
+        super().generate_data(data_dir, tmp_dir)
+
+    def feature_encoders(self, data_dir: str) -> dict[str, TokenTextEncoder]:
+        source = super().feature_encoders(data_dir)["inputs"]
+        target_path = os.path.join(data_dir, self.target_vocab_filename)
+        return {"inputs": source, "targets": TokenTextEncoder.load_from_file(target_path)}
+
+    def generate_samples(self, data_dir, tmp_dir, split):
+        rng = random.Random(split)
+        for _ in range(self.split_sizes[split]):
+            digits = [rng.randrange(10) for _ in range(rng.randint(1, 5))]
+            yield {"inputs": " ".join(NUMBER_WORDS[d] for d in digits),
+                   "targets": " ".join(str(d) for d in reversed(digits))}
+
+
+@register_problem
+class NumberWordsToDigitsSameSize(NumberWordsToDigits):
+    """NumberWordsToDigits with a target vocabulary of the source's size (13 ids):
+    two vocabularies still, whose ids mean other tokens."""
+
+    target_tokens = [str(digit) for digit in range(10)]
