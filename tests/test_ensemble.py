@@ -8,6 +8,7 @@ from t2t_lite.decoding.ensemble import Ensemble
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 
 from toy_models import ToyRecurrentModel
+from toys import tiny_transformer
 
 INPUTS = tf.constant([[2, 3, 4, 1], [5, 2, 1, 0]])
 
@@ -88,7 +89,15 @@ def test_an_ensemble_of_different_models_is_neither_alone():
 
 
 def test_models_of_other_vocabularies_are_refused():
-    with pytest.raises(ValueError, match=r"vocabulary sizes differ: \[6, 7\]"):
+    with pytest.raises(ValueError, match=r"vocabularies; theirs differ: 6 -> 6 ids \(shared\), "
+                                         r"7 -> 7 ids \(shared\)$"):
         Ensemble([ToyRecurrentModel(vocab_size=6), ToyRecurrentModel(vocab_size=7)])
+    # A source vocabulary of their own (even of the target's size) is another one.
+    separate = [tiny_transformer(6, input_vocab_size=size) for size in (6, 5)]
+    for others in ([separate[0], tiny_transformer(6)], separate):
+        with pytest.raises(ValueError, match=r"theirs differ: 5 -> 6 ids, 6 -> 6 ids$|"
+                                             r"theirs differ: 6 -> 6 ids, 6 -> 6 ids \(shared\)$"):
+            Ensemble(others)
+    assert Ensemble([separate[1], tiny_transformer(6, input_vocab_size=5)]).input_vocab_size == 5
     with pytest.raises(ValueError, match="at least one model"):
         Ensemble([])
