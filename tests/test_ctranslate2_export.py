@@ -1,4 +1,5 @@
 """t2t-exporter --format=ctranslate2: a CTranslate2 model that decodes as t2t-decoder."""
+import os
 import sys
 
 import ctranslate2  # the "test" extra installs it
@@ -108,36 +109,46 @@ def test_sentencepiece_pieces_are_the_model_tokens(trained):
                                                               beam_size=1)[0]
 
 
-@pytest.mark.parametrize("hparams", [
-    "normalize_before=false", "normalize_before=true",
-    "position_embedding=learned,shared_embedding_and_softmax_weights=false",
-    "attention_key_channels=16,attention_value_channels=16,num_heads=2",
-    "num_encoder_layers=1,num_decoder_layers=3,normalize_before=false"])
-def test_log_probs_equal_ctranslate2_scores(tmp_path, hparams):
+@pytest.mark.parametrize("hparams, source_words", [
+    ("normalize_before=false", None), ("normalize_before=true", None),
+    ("position_embedding=learned,shared_embedding_and_softmax_weights=false", None),
+    ("attention_key_channels=16,attention_value_channels=16,num_heads=2", None),
+    ("num_encoder_layers=1,num_decoder_layers=3,normalize_before=false", None),
+    # Separate vocabularies (a tied target embedding and softmax, or none tied).
+    ("normalize_before=false", 14),
+    ("shared_embedding_and_softmax_weights=false", 20)])
+def test_log_probs_equal_ctranslate2_scores(tmp_path, hparams, source_words):
     """Every weight lands where CTranslate2 reads it: teacher-forced log-probs of an
-    untrained model (norms and biases made non-trivial) equal score_batch's."""
+    untrained model (norms and biases made non-trivial) equal score_batch's.
+    ``source_words``: a source vocabulary of that many words of its own."""
     load_builtins()
     model_hparams = registry.hparams_sets["transformer_tiny"]()
     model_hparams.parse(f"{TINY},num_heads=4", "test")
     model_hparams.parse(hparams, "test")
-    encoder = TokenTextEncoder([f"w{i}" for i in range(20)])
+    target_encoder = TokenTextEncoder([f"w{i}" for i in range(20)])
+    encoder = (TokenTextEncoder([f"s{i}" for i in range(source_words)]) if source_words
+               else target_encoder)
     keras.utils.set_random_seed(1)
-    model = Transformer(model_hparams, encoder.vocab_size)
+    model = Transformer(model_hparams, target_encoder.vocab_size,
+                        encoder.vocab_size if source_words else None)
     rng = np.random.default_rng(0)
     for variable in model.variables:
         if variable.name in ("gamma", "beta", "bias"):
             variable.assign(rng.normal(0.5 if variable.name == "gamma" else 0.0, 0.3,
                                        variable.shape).astype(np.float32))
-    spec = transformer_spec(model, encoder, encoder)
+    spec = transformer_spec(model, encoder, target_encoder)
     spec.optimize()
     spec.save(str(tmp_path))
+    vocabularies = {"source_vocabulary.json", "target_vocabulary.json"} if source_words else {
+        "shared_vocabulary.json"}
+    assert vocabularies <= set(os.listdir(tmp_path))
     sources, targets = [[3, 5, 7, 9, 1], [4, 4, 6, 1, 0]], [[8, 9, 10, 1], [11, 12, 1, 0]]
     log_probs = tf.nn.log_softmax(model({"inputs": tf.constant(sources),
                                          "targets": tf.constant(targets)})).numpy()
-    names = vocabulary(encoder)
+    names, target_names = vocabulary(encoder), vocabulary(target_encoder)
     scored = ctranslate2.Translator(str(tmp_path)).score_batch(
         [[names[i] for i in row if i > 1] for row in sources],
-        [[names[i] for i in row if i > 1] for row in targets])
+        [[target_names[i] for i in row if i > 1] for row in targets])
     for row, result in enumerate(scored):
         ours = [log_probs[row, t, i] for t, i in enumerate(targets[row]) if i]
         np.testing.assert_allclose(result.log_probs, ours, atol=1e-5)

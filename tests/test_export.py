@@ -20,6 +20,7 @@ from t2t_lite.export.exporter import ExportModule
 from t2t_lite.export.graph_text import graph_codec
 from t2t_lite.parsing.graph_trees import graph_delinearize
 from t2t_lite.parsing.linearize import SlotToken, delinearize
+from toys import NumberWordsToDigits  # noqa: F401 (registers number_words_to_digits)
 from toys import TranslateEnxxExportTest  # noqa: F401 (registers translate_enxx_export_test)
 from t2t_lite.training.checkpoints import restore_model
 from treebank_files import write_ldc_layout
@@ -74,6 +75,19 @@ def parsing(tmp_path_factory):
     return export_and_decode(output_dir, root, PARSING_LINES)
 
 
+NUMBER_LINES = ["one two three", "nine 7", "", "five five zero"]
+
+
+@pytest.fixture(scope="session")
+def separate_vocabularies(tmp_path_factory):
+    """Number words in, digits out: each side through its own vocabulary's twin."""
+    root = tmp_path_factory.mktemp("export_separate_vocabularies")
+    output_dir = train("number_words_to_digits", "transformer", "transformer_tiny", root,
+                       "hidden_size=16,filter_size=32,num_encoder_layers=1,"
+                       "num_decoder_layers=1")
+    return export_and_decode(output_dir, root, NUMBER_LINES)
+
+
 @functools.cache
 def load(export_dir):
     """Each export loaded once a session (a load takes seconds; the tests only call it)."""
@@ -86,7 +100,8 @@ def serve(export_dir, lines, signature="serving_default"):
 
 
 @pytest.mark.parametrize("case, lines", [("translation", TRANSLATION_LINES),
-                                         ("parsing", PARSING_LINES)])
+                                         ("parsing", PARSING_LINES),
+                                         ("separate_vocabularies", NUMBER_LINES)])
 def test_export_equals_the_decoder_line_for_line(request, case, lines):
     export_dir, decoded = request.getfixturevalue(case)
     result = serve(export_dir, lines)
