@@ -57,6 +57,13 @@ CASES = [
                                  "--hparams_set=lstm_luong_multi30k",
                                  "--hparams=bidirectional_encoder=true,hidden_size=255"),
          "hidden_size must be even, got 255"),
+    Case("shared embedding across separate vocabularies", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--problem=number_words_to_digits",
+                                 f"--data_dir={ws.root}/words_digits_data",
+                                 "--model=lstm_seq2seq", "--hparams_set=lstm_sutskever",
+                                 "--hparams=shared_embedding=true"),
+         "shared_embedding=true ties the source and target embeddings, but the inputs and "
+         "targets have separate vocabularies (13 and 15 ids): set shared_embedding=false"),
     Case("unknown datagen problem", t2t_datagen.main,
          lambda ws: ["--problem=translate_ende_wmt33k", f"--data_dir={ws.data_dir}"],
          "unknown problem 'translate_ende_wmt33k'"),

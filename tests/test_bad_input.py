@@ -94,6 +94,9 @@ def ws(tmp_path_factory):
                                        f"--data_dir={copy_data}",
                                        f"--output_dir={root / 'copy_run'}", "--train_steps=2",
                                        "--schedule=train")) == 0
+    # NumberWordsToDigits (tests/toys.py): words in, digits out, a vocabulary each.
+    assert t2t_datagen.main(["--problem=number_words_to_digits",
+                             f"--data_dir={root / 'words_digits_data'}"]) == 0
     shutil.copytree(output_dir, root / "train_copy")
     assert t2t_avg_all.main([f"--model_dir={output_dir}", f"--output_dir={root}/average"]) == 0
     return Workspace(str(root), data_dir, output_dir, str(usr_dirs))
