@@ -2,7 +2,8 @@
 
 Model keys (see ``t2t_lite/models/recurrent.py``): hidden_size (cells per
 layer), embedding_size, num_encoder_layers, num_decoder_layers, dropout,
-reverse_source, shared_embedding, shared_embedding_and_softmax_weights,
+reverse_source, shared_embedding (source = target embedding: refused for
+separate source and target vocabularies), shared_embedding_and_softmax_weights,
 initializer, initializer_gain. Attention
 models add attention_size (the concat score's depth; 0 = hidden_size),
 attention_score ("dot", "general", "concat"), attention_scope ("global",

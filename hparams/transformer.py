@@ -13,7 +13,9 @@ regularisation  layer_prepostprocess_dropout (sub-layer outputs and
 structure       normalize_before (pre-norm; False = the paper's post-norm),
                 position_embedding ("timing" sinusoids or "learned"; learned
                 ones make max_length part of the model's shape),
-                shared_embedding_and_softmax_weights
+                shared_embedding_and_softmax_weights (one matrix for source
+                embedding, target embedding and softmax; with separate source
+                and target vocabularies, for the target embedding and softmax)
 
 The training defaults are the paper's: Adam(0.9, 0.98, 1e-9), the rsqrt_decay
 schedule with 4000 warmup steps, label smoothing 0.1, batches of 4096 tokens.
