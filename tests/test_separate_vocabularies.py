@@ -9,8 +9,9 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite import registry
-from t2t_lite.bin import t2t_attention, t2t_decoder, t2t_trainer
+from t2t_lite.bin import t2t_attention, t2t_decoder, t2t_exporter, t2t_trainer
 from t2t_lite.experiment import Experiment, ExperimentError
+from t2t_lite.export.ctranslate2_spec import translate_lines
 from t2t_lite.models.transformer import Transformer
 from t2t_lite.training.checkpoint_state import recorded_architecture
 from cli_helpers import error_of
@@ -85,6 +86,22 @@ def test_attention_pictures_label_each_side_with_its_vocabulary(trained, tmp_pat
                                "--target=2 1", f"--to={tmp_path / 'pictures'}"]) == 0
     page = (tmp_path / "pictures" / "index.html").read_text()
     assert '"queries": ["2", "1", "<EOS>"], "keys": ["one", "two", "<EOS>"]' in page
+
+
+def test_the_ctranslate2_export_holds_a_vocabulary_a_side(trained, tmp_path):
+    ctranslate2 = pytest.importorskip("ctranslate2")
+    data_dir, output_dir = trained
+    export_dir = tmp_path / "ct2"
+    assert t2t_exporter.main([f"--output_dir={output_dir}", f"--export_dir={export_dir}",
+                              "--format=ctranslate2"]) == 0
+    encoders = NumberWordsToDigits().feature_encoders(data_dir)
+    for name, side in (("source", "inputs"), ("target", "targets")):
+        with open(export_dir / f"{name}_vocabulary.json") as f:
+            assert json.load(f) == encoders[side].tokens
+    outputs = translate_lines(ctranslate2.Translator(str(export_dir)), encoders["inputs"],
+                              ["one two", "nine"], target_encoder=encoders["targets"])
+    digits = set(NumberWordsToDigits.target_tokens) | {"<UNK>"}
+    assert all(set(line.split()) <= digits for line in outputs)
 
 
 def test_a_run_of_other_vocabularies_is_refused(trained, tmp_path, capsys):
