@@ -1,6 +1,5 @@
 """Fine-tuning (t2t-trainer --warm_start_from): the weights of another run, the rest afresh;
 the source only read; another model, architecture or vocabulary refused in one line."""
-import hashlib
 import json
 import os
 import shutil
@@ -8,6 +7,8 @@ import shutil
 import numpy as np
 import pytest
 
+from cli_helpers import COMMON, USR_DIR, digest_tree, train_tiny, with_flags
+from t2t_lite.bin import t2t_datagen, t2t_trainer
 from t2t_lite.builtins import load_builtins
 from t2t_lite.experiment import Experiment
 from t2t_lite.training.averaging import average_last_checkpoints
@@ -19,17 +20,6 @@ from toys import ShortCopy, SmallReverse, make_trainer, training_hparams
 load_builtins()
 
 STEPS = 3  # of the source run and of each fine-tuning
-
-
-def folder_digest(root) -> dict[str, str]:
-    """Every file below ``root`` by its sha256: what "never written" is checked on."""
-    found = {}
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = os.path.join(folder, name)
-            with open(path, "rb") as f:
-                found[os.path.relpath(path, root)] = hashlib.sha256(f.read()).hexdigest()
-    return found
 
 
 def trainer(data_dir, output_dir, **options):
@@ -55,7 +45,7 @@ def source(reverse_data, tmp_path_factory):
 def test_fine_tuning_equals_training_on_from_the_weights_with_a_fresh_optimizer(
         reverse_data, source, tmp_path):
     source_dir, weights = source
-    before = folder_digest(source_dir)
+    before = digest_tree(source_dir)
     tuned = trainer(reverse_data, tmp_path / "tuned")
     tuned.options.warm_start = plan_warm_start(tuned.experiment, source_dir)
     assert tuned.options.warm_start.checkpoint.endswith("ckpt-3")
@@ -66,7 +56,7 @@ def test_fine_tuning_equals_training_on_from_the_weights_with_a_fresh_optimizer(
     reference.train()
     for a, b in zip(tuned.model.get_weights(), reference.model.get_weights()):
         np.testing.assert_array_equal(a, b)
-    assert folder_digest(source_dir) == before
+    assert digest_tree(source_dir) == before
     record = json.loads((tmp_path / "tuned" / RECORD_FILE).read_text())
     assert record["source"] == os.path.abspath(source_dir)
     assert record["checkpoint"] == os.path.join(os.path.abspath(source_dir), "ckpt-3")
@@ -147,3 +137,25 @@ def test_missing_damaged_or_resumed_sources_are_refused(reverse_data, source, tm
     with pytest.raises(WarmStartError, match="holds checkpoints of its own run \\(not "
                                              "warm-started\\)"):
         plan_warm_start(experiment(reverse_data, damaged), source_dir)
+
+
+def test_cli_fine_tunes_another_problem_of_the_vocabulary_and_resumes(tmp_path, capsys):
+    """Domain adaptation by the command: a tiny_reverse_binary run fine-tuned on
+    tiny_copy_binary (the same vocabulary); the command run again resumes it."""
+    data_dir, run = train_tiny(tmp_path)
+    copy_data = str(tmp_path / "copy_data")
+    assert t2t_datagen.main(["--problem=tiny_copy_binary", f"--t2t_usr_dir={USR_DIR}",
+                             f"--data_dir={copy_data}"]) == 0
+    before = digest_tree(run)
+    tuned = str(tmp_path / "tuned")
+    argv = with_flags(COMMON, "--problem=tiny_copy_binary", f"--data_dir={copy_data}",
+                      f"--output_dir={tuned}", "--train_steps=2", "--schedule=train",
+                      f"--warm_start_from={run}", "--hparams=learning_rate=0.1")
+    assert t2t_trainer.main(argv) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["step"] == 2
+    assert digest_tree(run) == before
+    assert recorded_source(tuned) == os.path.abspath(run)
+    # The same command again resumes (at its last step: nothing to train, nothing traced).
+    assert t2t_trainer.main(argv) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["step"] == 2
+    assert digest_tree(run) == before

@@ -131,9 +131,16 @@ def _check_compatible(experiment: Experiment, source: str, checkpoint: str) -> N
             f"{experiment.model_name}: fine-tuning keeps the model; give --model={model} "
             f"with one of its hparams sets, or a {experiment.model_name} run")
     # The checkpoint's own record; a checkpoint written before records came from the
-    # run's hparams.json.
-    recorded = recorded_architecture(checkpoint) or {
-        **saved.get("hparams", {}), "vocab_fingerprint": saved.get("vocab_fingerprint")}
+    # run's hparams.json. With neither, nothing tells what its weights mean.
+    recorded = recorded_architecture(checkpoint)
+    if recorded is None and not saved:
+        raise WarmStartError(
+            f"{FLAG}: checkpoint {checkpoint} records no architecture or vocabulary and "
+            f"{os.path.dirname(checkpoint) or '.'} holds no hparams.json: it was not written "
+            "by t2t-trainer or t2t-avg-all; give one of their runs or checkpoints")
+    if recorded is None:
+        recorded = {**saved.get("hparams", {}),
+                    "vocab_fingerprint": saved.get("vocab_fingerprint")}
     hparams = experiment.hparams.values()
     expected = {key: hparams[key]
                 for key in experiment.model_cls.architecture_keys(experiment.hparams)}
