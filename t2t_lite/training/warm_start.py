@@ -45,7 +45,8 @@ _CHECKPOINT_FILE = re.compile(r"\.(index|data-\d{5}-of-\d{5})$")
 
 
 class WarmStartError(ValueError):
-    """The source cannot start this run: another model, architecture or vocabulary."""
+    """The source cannot start this run (another model, architecture or vocabulary),
+    or the output dir resumes a run of its own."""
 
 
 @dataclasses.dataclass(frozen=True)
