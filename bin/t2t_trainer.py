@@ -7,6 +7,8 @@ the CPU.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import glob
 import json
 import os
 from typing import Any, Sequence
@@ -53,6 +55,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--log_every_steps", type=common.at_least(1), default=100)
     p.add_argument("--seed", "--random_seed", type=common.between(0, 2**32 - 1), default=1234,
                    help="seeds weights, dropout and the data order (NumPy's range)")
+    p.add_argument("--warm_start_from", metavar="RUN_OR_CHECKPOINT",
+                   help="fine-tune: start from the weights of a run folder (its latest "
+                        "checkpoint), a t2t-avg-all folder or one checkpoint (RUN/ckpt-N), "
+                        "with the step, optimizer state and learning-rate schedule afresh "
+                        "(the same model, architecture and vocabulary; the problem and "
+                        "training hparams may differ); ignored once --output_dir holds "
+                        "checkpoints, which the run resumes from")
     p.add_argument("--export_saved_model", action="store_true",
                    help="after training, export the model as t2t-exporter would, to "
                         "OUTPUT_DIR/export/STEP (the problem's decode settings)")
@@ -83,7 +92,7 @@ def _declare_when_flags_act(p: common.CommandParser) -> None:
                     lambda args: args.schedule not in ("train", "evaluate"))
     p.acts_only("--eval_batches", "when --schedule evaluates (not --schedule=train)",
                 lambda args: args.schedule != "train")
-    for flag in ("--decode_eval_every_steps", "--export_saved_model"):
+    for flag in ("--decode_eval_every_steps", "--export_saved_model", "--warm_start_from"):
         p.acts_only(flag, "when --schedule trains (not --schedule=evaluate)", trains)
     p.acts_only("--tmp_dir", "with --generate_data", lambda args: args.generate_data)
 
@@ -98,7 +107,8 @@ SCHEDULES = ("train_and_evaluate", "continuous_train_and_eval", "train", "evalua
 
 
 def train_options(args: argparse.Namespace) -> Any:
-    """The trainer's ``TrainOptions`` from the flags (tensor2tensor's spellings mapped)."""
+    """The trainer's ``TrainOptions`` from the flags (tensor2tensor's spellings mapped;
+    the warm start, checked against the run, is set apart)."""
     from t2t_lite.training.trainer import TrainOptions
 
     minutes = args.save_checkpoints_minutes
@@ -117,6 +127,14 @@ def train_options(args: argparse.Namespace) -> Any:
         eval_early_stopping_steps=args.eval_early_stopping_steps)
 
 
+def _declare_warm_start(paths: Any, source: str) -> None:
+    """The warm start's source as an input: a folder read whole, or a checkpoint's files."""
+    if os.path.isdir(source) or not source.strip():
+        paths.input_folder("--warm_start_from", source)  # refuses an empty path
+    else:
+        paths.read_also("--warm_start_from", *glob.glob(glob.escape(source) + ".*"))
+
+
 def train(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
     if common.load_registrations(args):
@@ -131,6 +149,8 @@ def train(argv: Sequence[str] | None) -> int:
 
     read_tf_config()  # a mistake in it stops the run before anything is written
     paths = output_paths.Paths("t2t-trainer")
+    if args.warm_start_from is not None:
+        _declare_warm_start(paths, args.warm_start_from)
     if args.generate_data:
         if not args.problem:
             raise ValueError("--problem is required with --generate_data")
@@ -145,7 +165,11 @@ def train(argv: Sequence[str] | None) -> int:
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
                                         args.hparams, args.data_dir, args.output_dir,
                                         must_exist=args.schedule == "evaluate")
-    options = train_options(args)
+    warm_start = None
+    if args.warm_start_from is not None:
+        from t2t_lite.training.warm_start import plan_warm_start
+        warm_start = plan_warm_start(experiment, args.warm_start_from)
+    options = dataclasses.replace(train_options(args), warm_start=warm_start)
     dev_scorer = None
     if args.decode_eval_every_steps:
         from t2t_lite.decoding.dev_eval import DevDecodeScorer

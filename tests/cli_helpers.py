@@ -1,8 +1,9 @@
 """What the CLI tests share: the user's registrations (and importing them for one test
 only), a tiny trained output dir, the one-line error of a failed command, and a
-folder's files to compare before and after."""
+folder's files to compare before and after (by size and time, or by content)."""
 import atexit
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -69,6 +70,18 @@ def snapshot(root: str) -> dict[str, tuple[int, int]]:
             path = os.path.join(folder, name)
             stat = os.stat(path)
             found[os.path.relpath(path, root)] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+def digest_tree(root: str) -> dict[str, str]:
+    """Every file under ``root``: its sha256 by relative path (byte for byte, as
+    ``snapshot`` is not)."""
+    found = {}
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            with open(path, "rb") as f:
+                found[os.path.relpath(path, root)] = hashlib.sha256(f.read()).hexdigest()
     return found
 
 

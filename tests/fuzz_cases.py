@@ -63,6 +63,13 @@ MADE_FOR = {("transformer", "my_very_small_transformer"),
             ("lstm_seq2seq", "lstm_seq2seq_multi30k")}
 CHECKPOINTS = ["run/ckpt-4", "run/ckpt-99", "truncated_run/ckpt-4", "files/notes.txt",
                "run", "copy_run/ckpt-2", ""]
+# What t2t-trainer --warm_start_from may start a new run from: a run, an average, one
+# checkpoint, another problem's checkpoint of the same vocabulary; then runs that are
+# damaged or incomplete, checkpoints that are not there, a user's files, nothing.
+GOOD_WARM_STARTS = ["run", "avg", "run/ckpt-4", "copy_run/ckpt-2"]
+WARM_STARTS = GOOD_WARM_STARTS + ["run/ckpt-99", "truncated_run", "truncated_run/ckpt-4",
+                                  "missing_ckpt_run", "no_index_run", "files/notes.txt",
+                                  "user_folder", "new_dir", ""]
 
 
 @dataclasses.dataclass
@@ -140,7 +147,7 @@ COMMANDS = [
         "--train_steps": INTS, "--eval_every_steps": INTS, "--save_checkpoints_steps": INTS,
         "--keep_checkpoint_max": INTS, "--train_minutes": FLOATS, "--log_every_steps": INTS,
         "--eval_batches": INTS, "--save_checkpoints_minutes": FLOATS, "--seed": INTS,
-        "--model": MODELS, "--hparams_set": SETS,
+        "--model": MODELS, "--hparams_set": SETS, "--warm_start_from": WARM_STARTS,
         "--schedule": ["train", "evaluate", "continuous_train_and_eval", "nope", ""]},
         COMMON + ["--data_dir={data}", "--output_dir={run}", "--train_steps=6",
                   "--schedule=train", "--log_every_steps=1"], trainer_outputs, 10),
@@ -218,6 +225,9 @@ def _refused_combinations(name: str, drawn: dict[str, str]) -> list[str]:
             refused.append("--eval_every_steps without evaluations while training")
         if "--eval_batches" in drawn and schedule == "train":
             refused.append("--eval_batches with --schedule=train")
+        if "--warm_start_from" in drawn and (schedule == "evaluate" or drawn.get(
+                "--output_dir", "run") not in NEW):  # a run with checkpoints resumes
+            refused.append("--warm_start_from without a new run to start")
     if name == "t2t-exporter" and set(_pairs(drawn.get("--decode_hparams", ""))) & EXPORT_UNUSED:
         refused.append("--decode_hparams the export does not use")
     if (name == "t2t-decoder" and drawn.get("--ensemble") == drawn.get("--output_dir", "run")
@@ -231,7 +241,10 @@ def must_refuse(command: Command, drawn: dict[str, str]) -> list[str]:
     refused = []
     for flag, value in drawn.items():
         kind = command.flags[flag]
-        if (kind is INTS or kind is FLOATS) and value in REFUSED - ({"-1"} if flag == "--seed" else set()):
+        if kind is WARM_STARTS:  # another problem's checkpoint is a source like any
+            if value not in GOOD_WARM_STARTS:
+                refused.append(flag)
+        elif (kind is INTS or kind is FLOATS) and value in REFUSED - ({"-1"} if flag == "--seed" else set()):
             refused.append(flag)
         elif flag.endswith("hparams") and any(
                 key in ("nope", "beams") or raw in REFUSED for key, raw in _pairs(value)):

@@ -19,6 +19,7 @@ CASES = [
     (t2t_trainer.parser, ["--schedule=train"], "--decode_eval_every_steps=5",
      ["--schedule=evaluate"]),
     (t2t_trainer.parser, [], "--export_saved_model", ["--schedule=evaluate"]),
+    (t2t_trainer.parser, [], "--warm_start_from=runs/a", ["--schedule=evaluate"]),
     (t2t_trainer.parser, ["--decode_eval_every_steps=5"], "--decode_eval_hparams=beam_size=2",
      []),
     (t2t_trainer.parser, ["--decode_eval_every_steps=5"], "--decode_eval_examples=10",

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import io
 import os
 import re
@@ -40,7 +39,7 @@ import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli_helpers import COMMON, USR_DIR, train_tiny, with_flags
+from cli_helpers import COMMON, USR_DIR, digest_tree, train_tiny, with_flags
 from fuzz_cases import (CHECKPOINTS, COMMANDS, DECODE_KEYS, DECODE_VALUES, FOLDERS,
                         HPARAM_KEYS, HPARAM_VALUES, INPUTS, OUTPUTS, RUN_ARGS, Command,
                         given_twice, must_refuse)
@@ -87,16 +86,6 @@ def argv_of(command: Command, root: str, drawn: dict[str, str], twice: bool = Fa
     argv = [re.sub(r"\{([^}]+)\}", lambda m: os.path.join(root, m.group(1)), arg)
             for arg in kept]
     return argv + [f"{flag}={value}" for flag, value in _resolve(root, drawn).items()]
-
-
-def digest_tree(root: str) -> dict[str, str]:
-    found = {}
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = os.path.join(folder, name)
-            with open(path, "rb") as f:
-                found[os.path.relpath(path, root)] = hashlib.sha256(f.read()).hexdigest()
-    return found
 
 
 def build_workspace(root) -> str:

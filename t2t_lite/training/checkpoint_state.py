@@ -214,11 +214,12 @@ def resume_checkpoint(directory: str) -> str | None:
                            f"move {index.latest}.* out of {directory} and {forget_index}")
 
 
-def checkpoint_to_read(directory: str, checkpoint_path: str | None = None) -> str:
-    """The checkpoint to decode or export: ``checkpoint_path``, else the latest
-    of ``directory``; checked good, or a CheckpointStateError naming the newest
-    good one to pass as --checkpoint_path instead."""
-    use_instead = "pass --checkpoint_path={good}"
+def checkpoint_to_read(directory: str, checkpoint_path: str | None = None,
+                       flag: str = "--checkpoint_path") -> str:
+    """The checkpoint to decode, export or fine-tune from: ``checkpoint_path``, else
+    the latest of ``directory``; checked good, or a CheckpointStateError naming the
+    newest good one to pass as ``flag`` instead."""
+    use_instead = f"pass {flag}={{good}}"
     if checkpoint_path:
         if not tf.io.gfile.exists(checkpoint_path + ".index"):
             raise FileNotFoundError(f"checkpoint {checkpoint_path} not found "
@@ -235,7 +236,7 @@ def checkpoint_to_read(directory: str, checkpoint_path: str | None = None) -> st
     if not index.exists:
         if not checkpoints_on_disk(directory):
             raise FileNotFoundError(f"no checkpoint in {directory}: train first with "
-                                    "t2t-trainer or pass --checkpoint_path")
+                                    f"t2t-trainer or pass {flag}")
         raise refusal(f"{directory} holds checkpoints but no index ({index.path})",
                       directory, use_instead)
     return _checked_latest(index, directory, use_instead, use_instead)
@@ -272,18 +273,29 @@ def check_architecture(prefix: str, recorded: dict | None, hparams: dict,
 
     Keys only one side knows are skipped: an older checkpoint records fewer, and a
     key no longer part of the architecture no longer matters."""
+    difference = first_difference(recorded, hparams)
+    if difference:
+        key, trained = difference
+        if key in DATA_KEYS:
+            what = (f"on problem {trained}, but {hparams_file} is a {hparams[key]} run"
+                    if key == "problem" else
+                    f"with another vocabulary than the run of {hparams_file} "
+                    f"({key} {trained}, not {hparams[key]})")
+            raise CheckpointStateError(
+                f"checkpoint {prefix} was trained {what}: its weights mean other tokens; "
+                "give a checkpoint of that run, or the checkpoint's own run as "
+                "--output_dir")
+        raise CheckpointStateError(
+            f"{hparams_file} says {key}={hparams[key]!r} but checkpoint {prefix} was "
+            f"trained with {key}={trained!r}; restore {hparams_file} or use a new "
+            "--output_dir")
+
+
+def first_difference(recorded: dict | None, hparams: dict) -> tuple[str, object] | None:
+    """The first key (in sorted order) that ``recorded`` (``recorded_architecture``)
+    and ``hparams`` both hold with other values, and its recorded value; None when
+    they agree. Values compare as JSON, as the record holds them."""
     for key, trained in sorted((recorded or {}).items()):
         if key in hparams and json.loads(json.dumps(hparams[key])) != trained:
-            if key in DATA_KEYS:
-                what = (f"on problem {trained}, but {hparams_file} is a {hparams[key]} run"
-                        if key == "problem" else
-                        f"with another vocabulary than the run of {hparams_file} "
-                        f"({key} {trained}, not {hparams[key]})")
-                raise CheckpointStateError(
-                    f"checkpoint {prefix} was trained {what}: its weights mean other tokens; "
-                    "give a checkpoint of that run, or the checkpoint's own run as "
-                    "--output_dir")
-            raise CheckpointStateError(
-                f"{hparams_file} says {key}={hparams[key]!r} but checkpoint {prefix} was "
-                f"trained with {key}={trained!r}; restore {hparams_file} or use a new "
-                "--output_dir")
+            return key, trained
+    return None

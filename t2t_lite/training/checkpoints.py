@@ -66,10 +66,16 @@ def restore_model(model: keras.Model, output_dir: str, checkpoint_path: str | No
     check_architecture(path, recorded_architecture(path),
                        {**architecture(model), **(data_identity or {})},
                        os.path.join(output_dir, HPARAMS_FILE))
+    load_weights(model, path)
+    return path
+
+
+def load_weights(model: keras.Model, path: str) -> None:
+    """Every variable of ``model`` from checkpoint ``path`` (its optimizer state and
+    step are left): refused in one line when the checkpoint lacks one."""
     status = tf.train.Checkpoint(model=model_variables(model)).restore(path)
     try:
         status.expect_partial().assert_existing_objects_matched()
     except AssertionError as error:
         raise ValueError(f"checkpoint {path} does not hold this model's weights ({error}); "
                          "was it written by another model or version?") from None
-    return path

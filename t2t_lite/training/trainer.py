@@ -32,6 +32,7 @@ from t2t_lite.training.losses import smoothed_cross_entropy
 from t2t_lite.training.optimizers import make_optimizer
 from t2t_lite.training.output_lock import OutputDirLock
 from t2t_lite.training.run_checkpoints import RunCheckpoints
+from t2t_lite.training.warm_start import WarmStart
 
 SUM = tf.distribute.ReduceOp.SUM
 
@@ -55,6 +56,8 @@ class TrainOptions:
     eval_early_stopping_steps: int = 0
     # Keep one checkpoint per this many hours beyond keep_checkpoint_max; 0 = none.
     keep_checkpoint_every_n_hours: float = 0.0
+    # A new run's first weights (warm_start.plan_warm_start); unused when it resumes.
+    warm_start: WarmStart | None = None
 
 
 class Trainer:
@@ -271,12 +274,18 @@ class Trainer:
     def _train(self) -> dict[str, float]:
         opts = self.options
         self.restore()
+        # A run that resumed has its own weights: a warm start is for its first start.
+        warm_start = opts.warm_start if self.checkpoints.saved_step < 0 else None
+        if warm_start:
+            warm_start.load(self.model)
         if self.step >= opts.train_steps:
             logging.warning("nothing to train: the run in %s is at step %d already, and "
                             "train_steps is %d (raise it to train on)",
                             self.experiment.output_dir, self.step, opts.train_steps)
         if self.chief:
             self.experiment.save()
+            if warm_start:
+                warm_start.write_record(self.experiment.output_dir)
         self._train_fn = self._train_fn or self._make_train_fn()
         iterator: Iterator = iter(self.strategy.experimental_distribute_dataset(
             self._batches("train", training=True)))
