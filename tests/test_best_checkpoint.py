@@ -9,6 +9,8 @@ import shutil
 import numpy as np
 import pytest
 
+from cli_helpers import COMMON, USR_DIR, train_tiny
+from t2t_lite.bin import t2t_avg_all, t2t_decoder, t2t_exporter, t2t_trainer
 from t2t_lite.metrics.scoring import headline_figure
 from t2t_lite.training.best_checkpoint import (FOLDER, RECORD, BestCheckpointError, BestRecord,
                                                KeepBestOptions)
@@ -156,3 +158,26 @@ def test_the_best_is_kept_and_a_resumed_run_keeps_it_and_its_patience(reverse_da
     assert again.step == 5
     assert any(r.getMessage().startswith("nothing to train: it stopped early at step 5")
                for r in caplog.records)
+
+
+def test_the_commands_that_read_a_run_take_the_best_folder(tmp_path, capsys):
+    data_dir, output_dir = train_tiny(tmp_path)  # at step 4
+    assert t2t_trainer.main(COMMON + [
+        f"--data_dir={data_dir}", f"--output_dir={output_dir}", "--train_steps=5",
+        "--eval_batches=1", "--best_checkpoint_metric=loss"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    best = os.path.join(output_dir, FOLDER)
+    assert summary["best_checkpoint"] == os.path.join(best, f"ckpt-{summary['best_step']}")
+    assert summary["best_metric"] == "loss" and not summary["stopped_early"]
+    source = tmp_path / "in.txt"
+    source.write_text("0 1 1\n1 0\n")
+    assert t2t_decoder.main([f"--output_dir={best}", f"--t2t_usr_dir={USR_DIR}",
+                             f"--decode_from_file={source}",
+                             f"--decode_to_file={tmp_path / 'out.txt'}"]) == 0
+    assert len((tmp_path / "out.txt").read_text().splitlines()) == 2
+    assert t2t_avg_all.main([f"--model_dir={best}", f"--output_dir={tmp_path / 'avg'}",
+                             "--n=1"]) == 0
+    assert os.path.exists(tmp_path / "avg" / f"ckpt-{summary['best_step']}.index")
+    assert t2t_exporter.main([f"--output_dir={best}", f"--t2t_usr_dir={USR_DIR}",
+                              f"--export_dir={tmp_path / 'export'}"]) == 0
+    assert f"exported {best}/ckpt-{summary['best_step']}" in capsys.readouterr().out
