@@ -181,3 +181,22 @@ def test_the_commands_that_read_a_run_take_the_best_folder(tmp_path, capsys):
     assert t2t_exporter.main([f"--output_dir={best}", f"--t2t_usr_dir={USR_DIR}",
                               f"--export_dir={tmp_path / 'export'}"]) == 0
     assert f"exported {best}/ckpt-{summary['best_step']}" in capsys.readouterr().out
+
+
+def test_a_new_best_keeps_what_a_user_put_in_the_old_one(tmp_path):
+    """An export below OUTPUT_DIR/best (t2t-exporter allows it) is not deleted when a
+    better checkpoint takes the folder's place: the old folder stays as best-STEP."""
+    import tensorflow as tf
+    variable = tf.Variable([1.0])
+    (tmp_path / "hparams.json").write_text("{}")
+    record = BestRecord(KeepBestOptions("bleu"), str(tmp_path))
+    for step, value in ((1, 10.0), (2, 20.0)):
+        tf.train.Checkpoint(v=variable).write(str(tmp_path / f"ckpt-{step}"))
+        record.add(step, value, f"BLEU {value}")
+        record.keep(str(tmp_path / f"ckpt-{step}"))
+        if step == 1:
+            (tmp_path / FOLDER / "export").mkdir()
+    assert sorted(os.listdir(tmp_path / FOLDER)) == [
+        "best.json", "checkpoint", "ckpt-2.data-00000-of-00001", "ckpt-2.index", "hparams.json"]
+    assert "export" in os.listdir(tmp_path / "best-1")
+    assert not [name for name in os.listdir(tmp_path) if name.startswith(".best")]

@@ -225,6 +225,8 @@ class BestRecord:
             foreign = [name for name in os.listdir(self.folder) if not _written_here(name)]
             if foreign:  # e.g. an export below it: kept, with the checkpoint it came from
                 old = os.path.join(self.output_dir, f"{FOLDER}-{self._folder_step()}")
+                while os.path.exists(old):
+                    old += "+"
                 logging.warning("%s holds files the trainer did not write (%s): it is kept "
                                 "as %s", self.folder, ", ".join(sorted(foreign)[:3]), old)
             os.replace(self.folder, old)
