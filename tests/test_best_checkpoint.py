@@ -206,3 +206,11 @@ def test_a_new_best_keeps_what_a_user_put_in_the_old_one(tmp_path):
         "best.json", "checkpoint", "ckpt-2.data-00000-of-00001", "ckpt-2.index", "hparams.json"]
     assert "export" in os.listdir(tmp_path / "best-1")
     assert not [name for name in os.listdir(tmp_path) if name.startswith(".best")]
+
+
+def test_the_headline_figure_is_the_first_decimal_of_the_first_line():
+    assert headline_figure(["F1 87.50 (EVALB, COLLINS.prm; 10 sentences)", "1.0"], "evalb") == 87.5
+    assert headline_figure(["sacreBLEU (cased):       27.31  nrefs:1|case:mixed"], "bleu") == 27.31
+    assert math.isnan(headline_figure(["score nan"], "mine"))
+    with pytest.raises(ValueError, match="metric mine's report begins 'score 12'"):
+        headline_figure(["score 12"], "mine")
