@@ -32,7 +32,20 @@ def parser() -> argparse.ArgumentParser:
                    help="dev batches per evaluation; 0 = the whole dev split")
     p.add_argument("--eval_early_stopping_steps", type=common.at_least(0), default=0,
                    help="stop when the dev loss has not improved for this many steps "
-                        "(checked at each evaluation); 0 = never")
+                        "(checked at each evaluation); 0 = never. Keeps the best by the dev "
+                        "loss as --best_checkpoint_metric=loss does")
+    p.add_argument("--best_checkpoint_metric",
+                   help="keep the checkpoint of the best dev evaluation by this metric in "
+                        "OUTPUT_DIR/best (a run folder for t2t-decoder, t2t-exporter, "
+                        "t2t-avg-all; OUTPUT_DIR/best.json says why it won): loss (the dev "
+                        "loss, every --eval_every_steps) or the problem's decode metric "
+                        "(bleu, evalb, sequence_accuracy: every --decode_eval_every_steps)")
+    p.add_argument("--patience", type=common.at_least(0), default=0,
+                   help="stop after this many evaluations of --best_checkpoint_metric "
+                        "without improvement; 0 = never")
+    p.add_argument("--min_improvement", type=common.non_negative_float, default=0.0,
+                   help="an evaluation improves on the best when it is better by more "
+                        "than this (0: any better value; a tie keeps the first)")
     p.add_argument("--schedule", default="train_and_evaluate", choices=SCHEDULES,
                    help="train_and_evaluate (or continuous_train_and_eval, tensor2tensor's "
                         "name): train, evaluating on the way; train: no evaluation; "
@@ -95,6 +108,44 @@ def _declare_when_flags_act(p: common.CommandParser) -> None:
     for flag in ("--decode_eval_every_steps", "--export_saved_model", "--warm_start_from"):
         p.acts_only(flag, "when --schedule trains (not --schedule=evaluate)", trains)
     p.acts_only("--tmp_dir", "with --generate_data", lambda args: args.generate_data)
+    p.acts_only("--best_checkpoint_metric", "when --schedule trains (not --schedule=evaluate)",
+                trains)
+    p.acts_only("--patience", "with --best_checkpoint_metric",
+                lambda args: args.best_checkpoint_metric is not None)
+    p.acts_only("--min_improvement", "with --best_checkpoint_metric or "
+                "--eval_early_stopping_steps", lambda args: keeps_best(args))
+
+
+def keeps_best(args: argparse.Namespace) -> bool:
+    return args.best_checkpoint_metric is not None or args.eval_early_stopping_steps > 0
+
+
+def keep_best_options(args: argparse.Namespace, problem: Any) -> Any:
+    """The trainer's ``KeepBestOptions`` from the flags (None: no best kept), refused
+    in one line where the metric is not measured."""
+    from t2t_lite.training.best_checkpoint import LOSS, KeepBestOptions
+
+    if not keeps_best(args) or args.schedule == "evaluate":
+        return None
+    metric = LOSS if args.best_checkpoint_metric is None else args.best_checkpoint_metric
+    flag = f"--best_checkpoint_metric={metric}"
+    if metric not in (LOSS, problem.eval_metric):
+        raise ValueError(f"{flag}: choose {LOSS} (the dev loss) or {problem.eval_metric} (the "
+                         f"decode metric of {problem.name})")
+    if metric == LOSS and args.schedule == "train":
+        raise ValueError(f"{flag} needs the dev evaluations of --schedule=train_and_evaluate; "
+                         "--schedule=train makes none")
+    if metric != LOSS and not args.decode_eval_every_steps:
+        raise ValueError(f"{flag} is measured by decoding the dev sample: give "
+                         "--decode_eval_every_steps=N")
+    if args.eval_early_stopping_steps and metric != LOSS:
+        raise ValueError(f"--eval_early_stopping_steps stops on the dev loss, not on {metric}: "
+                         f"give --patience=N (evaluations of {metric}) instead")
+    if args.eval_early_stopping_steps and args.patience:
+        raise ValueError("--patience and --eval_early_stopping_steps are two patiences for one "
+                         "metric: give one")
+    return KeepBestOptions(metric, args.patience, args.eval_early_stopping_steps,
+                           args.min_improvement)
 
 
 # Decode hparams of file decoding that the dev score has no use for.
@@ -106,9 +157,10 @@ DEV_DECODE_UNUSED = dict.fromkeys(("return_beams", "write_beam_scores"),
 SCHEDULES = ("train_and_evaluate", "continuous_train_and_eval", "train", "evaluate")
 
 
-def train_options(args: argparse.Namespace) -> Any:
-    """The trainer's ``TrainOptions`` from the flags (tensor2tensor's spellings mapped;
-    the warm start, checked against the run, is set apart)."""
+def train_options(args: argparse.Namespace, keep_best: Any = None) -> Any:
+    """The trainer's ``TrainOptions`` from the flags (tensor2tensor's spellings mapped),
+    with ``keep_best`` (``keep_best_options``); the warm start, checked against the
+    run, is set apart."""
     from t2t_lite.training.trainer import TrainOptions
 
     minutes = args.save_checkpoints_minutes
@@ -123,8 +175,7 @@ def train_options(args: argparse.Namespace) -> Any:
         keep_checkpoint_every_n_hours=args.keep_checkpoint_every_n_hours,
         log_every_steps=args.log_every_steps, seed=args.seed,
         decode_eval_every_steps=args.decode_eval_every_steps,
-        evaluate=args.schedule != "train",
-        eval_early_stopping_steps=args.eval_early_stopping_steps)
+        evaluate=args.schedule != "train", keep_best=keep_best)
 
 
 def _declare_warm_start(paths: Any, source: str) -> None:
@@ -154,6 +205,7 @@ def train(argv: Sequence[str] | None) -> int:
     if args.generate_data:
         if not args.problem:
             raise ValueError("--problem is required with --generate_data")
+        keep_best_options(args, registry.problems[args.problem]())  # refused before the data
         for flag in ("data_dir", "tmp_dir"):
             if getattr(args, flag):
                 paths.shared_folder(f"--{flag}", getattr(args, flag))
@@ -165,11 +217,12 @@ def train(argv: Sequence[str] | None) -> int:
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
                                         args.hparams, args.data_dir, args.output_dir,
                                         must_exist=args.schedule == "evaluate")
+    keep_best = keep_best_options(args, experiment.problem)
     warm_start = None
     if args.warm_start_from is not None:
         from t2t_lite.training.warm_start import plan_warm_start
         warm_start = plan_warm_start(experiment, args.warm_start_from)
-    options = dataclasses.replace(train_options(args), warm_start=warm_start)
+    options = dataclasses.replace(train_options(args, keep_best), warm_start=warm_start)
     dev_scorer = None
     if args.decode_eval_every_steps:
         from t2t_lite.decoding.dev_eval import DevDecodeScorer
@@ -179,6 +232,8 @@ def train(argv: Sequence[str] | None) -> int:
                                    unused=DEV_DECODE_UNUSED)
         dev_scorer = DevDecodeScorer(experiment.problem, experiment.data_dir, settings,
                                      num_examples=args.decode_eval_examples)
+        if keep_best and keep_best.metric == experiment.problem.eval_metric:
+            dev_scorer.check_figure()
     trainer = Trainer(experiment, options, make_strategy(), dev_scorer)
     if args.schedule == "evaluate":
         if not trainer.restore():
@@ -186,7 +241,8 @@ def train(argv: Sequence[str] | None) -> int:
         print(json.dumps({"step": trainer.step, **trainer.evaluate()}))
         return 0
     metrics = trainer.train()
-    summary = {"step": trainer.step, **metrics, **trainer.run_summary()}
+    summary = {"step": trainer.step, **metrics, **trainer.run_summary(),
+               **(trainer.best.summary() if trainer.best else {})}
     if args.export_saved_model and trainer.chief:
         from t2t_lite.decoding.settings import decode_settings
         from t2t_lite.export.exporter import export_model

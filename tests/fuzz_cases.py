@@ -148,7 +148,9 @@ COMMANDS = [
         "--keep_checkpoint_max": INTS, "--train_minutes": FLOATS, "--log_every_steps": INTS,
         "--eval_batches": INTS, "--save_checkpoints_minutes": FLOATS, "--seed": INTS,
         "--model": MODELS, "--hparams_set": SETS, "--warm_start_from": WARM_STARTS,
-        "--schedule": ["train", "evaluate", "continuous_train_and_eval", "nope", ""]},
+        "--schedule": ["train", "evaluate", "continuous_train_and_eval", "nope", ""],
+        "--best_checkpoint_metric": ["loss", "sequence_accuracy", "bleu", "nope", ""],
+        "--patience": INTS, "--min_improvement": FLOATS},
         COMMON + ["--data_dir={data}", "--output_dir={run}", "--train_steps=6",
                   "--schedule=train", "--log_every_steps=1"], trainer_outputs, 10),
     Command("t2t-avg-all", t2t_avg_all.main, {
@@ -228,6 +230,15 @@ def _refused_combinations(name: str, drawn: dict[str, str]) -> list[str]:
         if "--warm_start_from" in drawn and (schedule == "evaluate" or drawn.get(
                 "--output_dir", "run") not in NEW):  # a run with checkpoints resumes
             refused.append("--warm_start_from without a new run to start")
+        # The best by the dev loss needs evaluations while training; by a decode
+        # metric (the problem's: sequence_accuracy), --decode_eval_every_steps.
+        metric = drawn.get("--best_checkpoint_metric")
+        if metric is not None and not (metric == "loss"
+                                       and schedule == "continuous_train_and_eval"):
+            refused.append("--best_checkpoint_metric where it is not measured")
+        for flag in ("--patience", "--min_improvement"):
+            if flag in drawn and metric is None:
+                refused.append(f"{flag} without --best_checkpoint_metric")
     if name == "t2t-exporter" and set(_pairs(drawn.get("--decode_hparams", ""))) & EXPORT_UNUSED:
         refused.append("--decode_hparams the export does not use")
     if (name == "t2t-decoder" and drawn.get("--ensemble") == drawn.get("--output_dir", "run")

@@ -115,6 +115,8 @@ def damaged_runs(root, output_dir) -> None:
     data = copy("truncated_ckpt") / "ckpt-4.data-00000-of-00001"
     data.write_bytes(data.read_bytes()[:-5])
     (copy("garbage_index") / "checkpoint").write_text("garbage {{{")
+    (copy("broken_best") / "best.json").write_text("{not json")
+    (copy("best_without_record") / "best").mkdir()
     record = copy("edited_hparams") / "hparams.json"
     record.write_text(record.read_text().replace('"num_heads": 4', '"num_heads": 8'))
 

@@ -61,14 +61,16 @@ def test_kills_resume_to_the_weights_of_an_uninterrupted_run(trained, tmp_path):
     evaluation); each restart resumes from the last complete checkpoint, which is
     always readable, the step never goes back, the last run says where it resumed,
     and the end equals a run never killed: the input continues where it was
-    (RunCheckpoints), dropout is off.
+    (RunCheckpoints), dropout is off. So does the best checkpoint by the dev loss
+    (best_checkpoint.py): each evaluation recorded once, the same best kept.
     (It killed ten times, then four, then three, until the suite had to fit in 10
     minutes on slower machines: each kill costs a TensorFlow start, 10-15 s.)"""
     data_dir, _ = trained
     steps, output_dir = 16, tmp_path / "killed"
     flags = COMMON + [f"--data_dir={data_dir}", "--save_checkpoints_steps=1",
                       "--eval_every_steps=3", "--eval_batches=1", "--log_every_steps=1",
-                      "--hparams=layer_prepostprocess_dropout=0.0"]
+                      "--hparams=layer_prepostprocess_dropout=0.0",
+                      "--best_checkpoint_metric=loss", "--patience=100"]
     command = [sys.executable, "-m", "t2t_lite.bin.t2t_trainer", *flags,
                f"--output_dir={output_dir}", f"--train_steps={steps}"]
     rng = random.Random(2026)
@@ -105,10 +107,22 @@ def test_kills_resume_to_the_weights_of_an_uninterrupted_run(trained, tmp_path):
         assert not os.path.exists(path / ".trainer.lock")
     killed = tf.train.load_checkpoint(str(output_dir / f"ckpt-{steps}"))
     uninterrupted = tf.train.load_checkpoint(str(reference / f"ckpt-{steps}"))
-    names = [name for name in uninterrupted.get_variable_to_shape_map() if "model" in name]
+    assert_same_model(killed, uninterrupted)
+    records = [json.loads((path / "best.json").read_text()) for path in (output_dir, reference)]
+    assert [e["step"] for e in records[0]["history"]] == [e["step"] for e in records[1]["history"]]
+    np.testing.assert_allclose([e["value"] for e in records[0]["history"]],
+                               [e["value"] for e in records[1]["history"]], rtol=1e-5)
+    assert records[0]["best"]["step"] == records[1]["best"]["step"]
+    best = f"best/ckpt-{records[1]['best']['step']}"
+    assert_same_model(*(tf.train.load_checkpoint(str(path / best))
+                        for path in (output_dir, reference)))
+
+
+def assert_same_model(reader, expected_reader) -> None:
+    names = [name for name in expected_reader.get_variable_to_shape_map() if "model" in name]
     assert names
     for name in names:
-        np.testing.assert_allclose(killed.get_tensor(name), uninterrupted.get_tensor(name),
+        np.testing.assert_allclose(reader.get_tensor(name), expected_reader.get_tensor(name),
                                    rtol=1e-5, atol=1e-6, err_msg=name)
 
 

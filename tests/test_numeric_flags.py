@@ -47,6 +47,8 @@ def test_every_numeric_flag_declares_its_range(module, monkeypatch):
     (t2t_trainer.main, "--eval_batches=-1", "--eval_batches/--eval_steps: must be an int >= 0"),
     (t2t_trainer.main, "--eval_early_stopping_steps=-5", "must be an int >= 0, got '-5'"),
     (t2t_trainer.main, "--decode_eval_every_steps=-1", "must be an int >= 0"),
+    (t2t_trainer.main, "--patience=-1", "--patience: must be an int >= 0, got '-1'"),
+    (t2t_trainer.main, "--min_improvement=nan", "--min_improvement: must be a finite number >= 0"),
     (t2t_trainer.main, "--decode_eval_examples=0", "--decode_eval_examples: must be an int >= 1"),
     (t2t_trainer.main, "--save_checkpoints_steps=0", "must be an int >= 1"),
     (t2t_trainer.main, "--save_checkpoints_minutes=0", "must be a finite number > 0, got '0'"),

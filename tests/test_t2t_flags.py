@@ -10,7 +10,8 @@ import pytest
 
 from cli_helpers import COMMON, USR_DIR, error_of, train_tiny
 from t2t_lite.bin import t2t_decoder, t2t_trainer
-from t2t_lite.training.loop_state import EarlyStopping
+from t2t_lite.problems.algorithmic import AlgorithmicReverseBinary40
+from t2t_lite.training.best_checkpoint import KeepBestOptions
 
 FROM_T2T = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "docs", "FROM_T2T.md")
@@ -38,11 +39,14 @@ def test_spellings_map_to_the_same_options():
         "--random_seed=7", "--eval_steps=3", "--local_eval_frequency=50",
         "--save_checkpoints_secs=90", "--keep_checkpoint_every_n_hours=2",
         "--eval_early_stopping_steps=500", "--schedule=continuous_train_and_eval"])
-    options = t2t_trainer.train_options(args)
+    options = t2t_trainer.train_options(
+        args, t2t_trainer.keep_best_options(args, AlgorithmicReverseBinary40()))
     assert (options.seed, options.eval_batches, options.eval_every_steps) == (7, 3, 50)
     assert options.save_checkpoints_minutes == 1.5
     assert options.keep_checkpoint_every_n_hours == 2.0
-    assert options.eval_early_stopping_steps == 500 and options.evaluate
+    # tensor2tensor's early stopping is the best checkpoint by the dev loss, its
+    # patience in steps.
+    assert options.keep_best == KeepBestOptions("loss", patience_steps=500) and options.evaluate
     assert not t2t_trainer.train_options(
         t2t_trainer.parser().parse_args(["--schedule=train"])).evaluate
     default = t2t_trainer.train_options(t2t_trainer.parser().parse_args(
@@ -90,14 +94,6 @@ def test_an_unknown_flag_is_one_line_not_a_usage_dump(capsys):
     assert capsys.readouterr().err.strip().splitlines() == [
         "t2t-trainer: error: unrecognized arguments: --train_stpes=10 "
         "(did you mean --train_steps?) (see t2t-trainer --help)"]
-
-
-def test_early_stopping_waits_for_its_patience():
-    stopper = EarlyStopping(patience=200)
-    losses = {100: 2.0, 200: 1.5, 300: 1.6, 400: 1.55, 500: 1.7}
-    assert [stopper.should_stop(step, loss) for step, loss in losses.items()] == [
-        False, False, False, True, True]
-    assert not any(EarlyStopping(0).should_stop(step, 9.0) for step in (1, 10**6))
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ from t2t_lite.data.problem import Problem
 from t2t_lite.decoding.decoder import decode_lines
 from t2t_lite.decoding.factory import Decoding, build_decoding
 from t2t_lite.decoding.settings import DecodeSettings
-from t2t_lite.metrics.scoring import score_decodes
+from t2t_lite.metrics.scoring import headline_figure, score_decodes
 
 
 class DevDecodeScorer:
@@ -51,3 +51,16 @@ class DevDecodeScorer:
             self._model = model
         outputs = decode_lines(self.sources, self._decoding)
         return score_decodes(self.problem, outputs, self.references)
+
+    @property
+    def metric(self) -> str:
+        return self.problem.eval_metric
+
+    def figure(self, report: list[str]) -> float:
+        """The headline figure of a report of ``__call__`` (what the best is chosen by)."""
+        return headline_figure(report, self.metric)
+
+    def check_figure(self) -> None:
+        """Refuses a metric whose report has no headline figure, before any training:
+        the references scored against themselves must give one."""
+        self.figure(score_decodes(self.problem, self.references, self.references))

@@ -11,6 +11,8 @@ the first of which carries the headline figure.
 """
 from __future__ import annotations
 
+import math
+import re
 from typing import Sequence
 
 from t2t_lite import registry
@@ -26,6 +28,21 @@ def score_decodes(problem: Problem, hypotheses: Sequence[str],
     """The report of ``problem``'s metric on line-aligned hypotheses and references."""
     scorer = registry.metrics[problem.eval_metric]
     return scorer(list(hypotheses), list(references), **problem.eval_metric_options())
+
+
+# A report's figures are decimals ("F1 87.50": the 1 of F1 is no figure); "nan" is one.
+FIGURE = re.compile(r"[-+]?\d+\.\d+|\bnan\b", re.IGNORECASE)
+
+
+def headline_figure(report: Sequence[str], metric: str) -> float:
+    """The first decimal number on ``report``'s first line (NaN for "nan"): what
+    ``metric``'s report ranks by; ValueError naming the line when it has none."""
+    match = FIGURE.search(report[0]) if report else None
+    if not match:
+        raise ValueError(f"metric {metric}'s report begins {report[0] if report else ''!r}, "
+                         "which holds no decimal figure to rank checkpoints by; a metric's "
+                         "first report line carries its headline figure (e.g. 'BLEU 27.30')")
+    return math.nan if match.group().lower() == "nan" else float(match.group())
 
 
 @register_metric("bleu")

@@ -1,6 +1,6 @@
 """The small pieces of state the training loop keeps between steps: throughput
-since the last log line, early stopping on the dev loss, and what a step with a
-NaN or Inf loss does."""
+since the last log line, and what a step with a NaN or Inf loss does (early
+stopping is best_checkpoint.py's)."""
 from __future__ import annotations
 
 import logging
@@ -38,26 +38,6 @@ class NonFiniteSteps:
             raise NonFiniteLossError(
                 f"{self.consecutive} batches in a row had a non-finite loss or gradient after "
                 f"step {step}; stopped, {kept}")
-
-
-class EarlyStopping:
-    """tensor2tensor's eval_early_stopping_steps: stop when the dev loss has not
-    improved on its best for ``patience`` steps."""
-
-    def __init__(self, patience: int):
-        self.patience = patience
-        self.best_loss = float("inf")
-        self.best_step = 0
-
-    def should_stop(self, step: int, loss: float) -> bool:
-        if loss < self.best_loss:
-            self.best_loss, self.best_step = loss, step
-        stop = bool(self.patience) and step - self.best_step >= self.patience
-        if stop:
-            logging.info("early stopping at step %d: the dev loss has not improved on %.4f "
-                         "(step %d) for %d steps", step, self.best_loss, self.best_step,
-                         step - self.best_step)
-        return stop
 
 
 class Window:

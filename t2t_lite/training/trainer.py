@@ -12,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 import contextlib
 import logging
+import math
 import os
 import time
-from typing import Callable, Iterator
+from typing import Iterator, Protocol
 
 import keras
 import tensorflow as tf
@@ -24,10 +25,11 @@ from t2t_lite.data.pipeline import batch_examples
 from t2t_lite.experiment import Experiment
 from t2t_lite.hparams.common import LOSS_NORMALIZERS
 from t2t_lite.progress import format_duration
+from t2t_lite.training.best_checkpoint import LOSS, BestCheckpoint, KeepBestOptions
 from t2t_lite.training.checkpoints import training_checkpoint
 from t2t_lite.training.distribute import is_chief, num_workers
 from t2t_lite.training.evaluation import TeacherForcedEvaluation
-from t2t_lite.training.loop_state import EarlyStopping, NonFiniteSteps, Window
+from t2t_lite.training.loop_state import NonFiniteSteps, Window
 from t2t_lite.training.losses import smoothed_cross_entropy
 from t2t_lite.training.optimizers import make_optimizer
 from t2t_lite.training.output_lock import OutputDirLock
@@ -52,12 +54,23 @@ class TrainOptions:
     # Decode a dev sample and score it (BLEU / F1) every this many steps; 0 = never.
     decode_eval_every_steps: int = 0
     evaluate: bool = True  # False: no dev evaluation at all (schedule "train")
-    # Stop once the dev loss has not improved for this many steps; 0 = never.
-    eval_early_stopping_steps: int = 0
+    # Keep the best checkpoint by a dev metric (OUTPUT_DIR/best), and stop once it
+    # stops improving (best_checkpoint.py); None: neither.
+    keep_best: KeepBestOptions | None = None
     # Keep one checkpoint per this many hours beyond keep_checkpoint_max; 0 = none.
     keep_checkpoint_every_n_hours: float = 0.0
     # A new run's first weights (warm_start.plan_warm_start); unused when it resumes.
     warm_start: WarmStart | None = None
+
+
+class DevScorer(Protocol):
+    """Scores real decodes of the dev set (``decoding.dev_eval.DevDecodeScorer``)."""
+
+    def __call__(self, model: keras.Model) -> list[str]:
+        """The score report of ``model`` as it is, its headline first."""
+
+    def figure(self, report: list[str]) -> float:
+        """The headline figure of a report."""
 
 
 class Trainer:
@@ -65,9 +78,9 @@ class Trainer:
 
     def __init__(self, experiment: Experiment, options: TrainOptions,
                  strategy: tf.distribute.Strategy | None = None,
-                 dev_scorer: Callable[[keras.Model], list[str]] | None = None):
-        """``dev_scorer(model)`` (e.g. a ``DevDecodeScorer``) returns score lines for
-        the model as it is; it runs every ``options.decode_eval_every_steps``."""
+                 dev_scorer: DevScorer | None = None):
+        """``dev_scorer(model)`` returns score lines for the model as it is; it runs
+        every ``options.decode_eval_every_steps``."""
         self.experiment = experiment
         self.options = options
         self.dev_scorer = dev_scorer
@@ -112,6 +125,17 @@ class Trainer:
             self.model, self.strategy, lambda split: self._batches(split, training=False),
             options.eval_batches)
         self._left_out_checked: set[str] = set()
+        self.best = None
+        if options.keep_best:
+            by_loss = options.keep_best.metric == LOSS
+            if not (options.evaluate if by_loss else dev_scorer and
+                    options.decode_eval_every_steps):
+                raise ValueError(f"the best checkpoint by {options.keep_best.metric} needs "
+                                 + ("dev evaluations (evaluate)" if by_loss else
+                                    "a dev_scorer and decode_eval_every_steps"))
+            self.best = BestCheckpoint(options.keep_best, experiment.output_dir, self.chief,
+                                       self._agree, self.checkpoints)
+        self._last_eval: tuple[int, dict[str, float]] | None = None  # (step, dev metrics)
 
     @property
     def step(self) -> int:
@@ -278,6 +302,10 @@ class Trainer:
         warm_start = opts.warm_start if self.checkpoints.saved_step < 0 else None
         if warm_start:
             warm_start.load(self.model)
+        # The best's record is read (or refused) before anything is written.
+        by_loss = bool(self.best) and opts.keep_best.metric == LOSS
+        catch_up = bool(self.best) and self.best.resume(
+            self.step, opts.eval_every_steps if by_loss else opts.decode_eval_every_steps)
         if self.step >= opts.train_steps:
             logging.warning("nothing to train: the run in %s is at step %d already, and "
                             "train_steps is %d (raise it to train on)",
@@ -296,10 +324,14 @@ class Trainer:
         deadline = started + opts.train_minutes * 60.0 if opts.train_minutes else float("inf")
         self._deadline = deadline if opts.train_minutes else None
         first_step = True  # traces the step function: not counted in the speed
-        stopper = EarlyStopping(opts.eval_early_stopping_steps)
         skips = NonFiniteSteps(self.hparams.skip_nonfinite_steps)
+        if catch_up:  # the step resumed at is the best metric's to evaluate
+            if by_loss:
+                self._dev_loss()
+            else:
+                self._dev_decodes()
         try:
-            while self.step < opts.train_steps:
+            while self.step < opts.train_steps and not (self.best and self.best.stop):
                 step_started = time.monotonic()
                 loss, tgt_tokens, src_tokens, nonfinite = self._train_fn(iterator)
                 if float(nonfinite):
@@ -321,13 +353,12 @@ class Trainer:
                     self.save()
                     last_save = time.monotonic()
                 if (opts.evaluate and step % opts.eval_every_steps == 0
-                        and step < opts.train_steps and stopper.should_stop(
-                            step, self.evaluate()["loss"])):
-                    break
-                if (self.chief and self.dev_scorer and opts.decode_eval_every_steps
+                        and step < opts.train_steps):
+                    self._dev_loss()
+                if (self.dev_scorer and opts.decode_eval_every_steps
                         and step % opts.decode_eval_every_steps == 0):
-                    self.score_dev_decodes()
-                if time_up:
+                    self._dev_decodes()
+                if time_up or (self.best and self.best.stop):
                     break
         except KeyboardInterrupt:
             self.save()
@@ -335,7 +366,28 @@ class Trainer:
             raise
         if self.checkpoints.saved_step != self.step:
             self.save()
-        return self.evaluate() if opts.evaluate else {}
+        metrics = {}
+        if opts.evaluate:
+            metrics = (self._last_eval[1] if self._last_eval and self._last_eval[0] == self.step
+                       else self._dev_loss())
+        if self.best and self.best.wants(False, self.step):
+            self._dev_decodes()  # the best may be the last checkpoint
+        return metrics
+
+    def _dev_loss(self) -> dict[str, float]:
+        """``evaluate()`` of the dev split, fed to the best if it is its metric."""
+        metrics = self.evaluate()
+        self._last_eval = (self.step, metrics)
+        if self.best and self.best.wants(True, self.step):
+            self.best.track(self.step, metrics["loss"], f"dev loss {metrics['loss']:.4f}")
+        return metrics
+
+    def _dev_decodes(self) -> None:
+        """``score_dev_decodes()`` (the chief's), fed to the best if it is its metric."""
+        report = self.score_dev_decodes() if self.chief else []
+        if self.best and self.best.wants(False, self.step):
+            self.best.track(self.step, self.dev_scorer.figure(report) if report else math.nan,
+                            report[0] if report else "")
 
     def run_summary(self) -> dict[str, float]:
         """The model's parameter count and the training speed of this process's steps
