@@ -89,7 +89,7 @@ def _declare_when_flags_act(p: common.CommandParser) -> None:
 
 
 # Decode hparams of file decoding that the dev score has no use for.
-DEV_DECODE_UNUSED = dict.fromkeys(("return_beams", "write_beam_scores"),
+DEV_DECODE_UNUSED = dict.fromkeys(("return_beams", "write_beam_scores", "num_samples"),
                                   "the dev score is of each input's best output")
 
 
