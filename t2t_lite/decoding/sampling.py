@@ -27,9 +27,13 @@ gives each hypothesis one uniform number per step, and the token is where it
 falls in the cumulative distribution. So a decode is reproducible, and an
 input's samples do not depend on the batch size, the other inputs of its batch,
 the length sorting or items leaving the batch as they finish; sample k is the
-same whatever ``num_samples``. The model's own arithmetic may differ in its last
-bits between batch shapes; a draw changes only if its number falls within that
-of a boundary between two tokens (about 1e-7 a token).
+same whatever ``num_samples``; and each input stops at its own length limit:
+the batch's ``max_decode_length`` less the input's padding (in t2t-decoder, its
+length plus ``extra_length``, as long as the model's positions do not cut the
+batch's), where a search stops every input of a batch at the batch's limit. The
+model's own arithmetic may differ in its last bits between batch shapes; a draw
+changes only if its number falls within that of a boundary between two tokens
+(about 1e-7 a token).
 """
 from __future__ import annotations
 
@@ -135,6 +139,7 @@ def sample_loop(model: Any, inputs: tf.Tensor, line_numbers: tf.Tensor,
     """``options.num_samples`` samples of each of ``inputs`` [B, S] (``line_numbers``
     int32 [B] key their randomness) -> (ids [B, num_samples, max_decode_length],
     log-probabilities [B, num_samples], the number of steps run: ids past it are PAD).
+    An input's samples stop at ``max_decode_length`` less its padding.
     ``buffer_lengths``: as beam search's (``beam_search._decode_while``). An input
     leaves the batch once all its samples have ended (``done_items``), as in beam
     search."""
@@ -143,20 +148,23 @@ def sample_loop(model: Any, inputs: tf.Tensor, line_numbers: tf.Tensor,
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
     batch = tf.shape(inputs)[0]
+    limits = max_decode_length - tf.reduce_sum(tf.cast(tf.equal(inputs, PAD_ID), tf.int32),
+                                               axis=1)
     # Item-major, as a beam: row b * samples + k is sample k of input b.
     fixed, state = _initial_state(model, model.encode(inputs, training=False),
                                   max_decode_length, buffer_lengths, samples)
-    constraint_state = constraint.initial_state(inputs, samples, max_decode_length)
+    # Each hypothesis's own limit, so that a constraint lets it finish in time.
+    constraint_state = constraint.initial_state(inputs, samples, tf.repeat(limits, samples))
 
     def not_done(step, searched, *_):
         return tf.logical_and(step < max_decode_length,
                               tf.logical_not(tf.reduce_all(searched[2])))
 
-    def results(ids, _, __, log_prob, ___):
+    def results(ids, _, __, log_prob, *___):
         return ids, log_prob
 
     def one_step(step, searched, carried, state, constraint_state):
-        ids, prev_ids, finished, log_prob, lines = searched
+        ids, prev_ids, finished, log_prob, lines, limits = searched
         logits, state = _step(model, tf.reshape(prev_ids, [-1]), step,
                               carried.get("fixed", fixed), state)
         log_probs = constraint.constrain(constraint_state, _log_probs(logits, eos_id, True))
@@ -166,9 +174,10 @@ def sample_loop(model: Any, inputs: tf.Tensor, line_numbers: tf.Tensor,
         next_ids = tf.where(finished, PAD_ID, tf.reshape(next_ids, [-1, samples]))
         log_prob += tf.where(finished, 0.0, chosen)
         ids = _write_at(ids, step, next_ids)
-        finished = tf.logical_or(finished, tf.equal(next_ids, eos_id))
+        finished = tf.logical_or(tf.logical_or(finished, tf.equal(next_ids, eos_id)),
+                                 (step + 1 >= limits)[:, None])
         constraint_state = constraint.update(constraint_state, tf.reshape(next_ids, [-1]))
-        searched = [ids, next_ids, finished, log_prob, lines]
+        searched = [ids, next_ids, finished, log_prob, lines, limits]
         if carried:
             searched, carried, state, constraint_state = drop_done_items(
                 model, samples, tf.reduce_all(finished, axis=1), searched, results, carried,
@@ -177,7 +186,8 @@ def sample_loop(model: Any, inputs: tf.Tensor, line_numbers: tf.Tensor,
 
     searched = [tf.zeros([batch, samples, max_decode_length], tf.int32),
                 tf.fill([batch, samples], PAD_ID), tf.zeros([batch, samples], tf.bool),
-                tf.zeros([batch, samples], tf.float32), tf.cast(line_numbers, tf.int32)]
+                tf.zeros([batch, samples], tf.float32), tf.cast(line_numbers, tf.int32),
+                limits]
     carried = carried_state(model, buffer_lengths, batch, list(results(*searched)), fixed)
     steps, searched, carried, _, _ = _decode_while(
         model, not_done, one_step, [tf.constant(0), searched, carried, state, constraint_state],
