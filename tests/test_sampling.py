@@ -10,7 +10,7 @@ from t2t_lite.decoding.decoder import decode_lines
 from t2t_lite.decoding.ensemble import Ensemble
 from t2t_lite.decoding.factory import Decoding
 from t2t_lite.decoding.input_rules import InputRules
-from t2t_lite.decoding.sampling import SamplingOptions
+from t2t_lite.decoding.sampling import SamplingOptions, draw
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.decoding.settings import DecodeSettings, decode_hparams, decode_settings
 from t2t_lite.hparam import HParams, HParamsError
@@ -62,6 +62,14 @@ def test_draws_follow_the_tempered_cut_distribution(temperature, top_k, top_p, e
     assert np.all(frequencies[expected == 0] == 0)  # cut tokens are never drawn
     np.testing.assert_array_less(np.abs(frequencies - expected),
                                  4 * np.sqrt(expected * (1 - expected) / draws) + 1e-3)
+
+
+@pytest.mark.parametrize("uniform", [2.0 ** -54, 0.5, 1 - 2.0 ** -54])
+def test_a_draw_never_lands_on_a_token_of_probability_zero(uniform):
+    scores = np.array([[0.0, 1.0, -np.inf, -np.inf], [-np.inf, 2.0, -np.inf, 0.5],
+                       [-np.inf, -np.inf, -np.inf, -80.0]], np.float32)
+    tokens = draw(tf.constant(scores), tf.fill([3], tf.constant(uniform, tf.float64))).numpy()
+    assert np.isfinite(scores[np.arange(3), tokens]).all()
 
 
 def teacher_forced_log_prob(model, input_row, ids):

@@ -104,7 +104,7 @@ def uniforms(seed: int, line_numbers: tf.Tensor, num_samples: int,
 def sampling_scores(log_probs: tf.Tensor, options: SamplingOptions) -> tf.Tensor:
     """The scores [R, V] tokens are drawn from (softmax of them): ``log_probs`` over
     the temperature, -inf outside the top-k and then the top-p tokens."""
-    scores = log_probs / options.temperature
+    scores = log_probs / options.temperature if options.temperature != 1 else log_probs
     vocab_size = scores.shape[-1] or tf.shape(scores)[-1]
     if options.top_k:
         kth = tf.math.top_k(scores, k=tf.minimum(options.top_k, vocab_size)).values[:, -1:]
@@ -122,13 +122,15 @@ def sampling_scores(log_probs: tf.Tensor, options: SamplingOptions) -> tf.Tensor
 def draw(scores: tf.Tensor, uniform: tf.Tensor) -> tf.Tensor:
     """The token of each row of ``scores`` [R, V] where ``uniform`` float64 [R] falls
     in the cumulative distribution of softmax(scores) -> int32 [R]. A token of
-    probability 0 spans no interval, so it is never drawn."""
-    cumulative = tf.math.cumsum(tf.cast(tf.nn.softmax(scores), tf.float64), axis=-1)
-    target = uniform[:, None] * cumulative[:, -1:]
-    token = tf.reduce_sum(tf.cast(cumulative <= target, tf.int32), axis=-1)
-    # A target rounded up to the total lies past the last token of probability > 0,
-    # the first where the cumulative distribution reaches its total.
-    return tf.minimum(token, tf.argmax(cumulative, axis=-1, output_type=tf.int32))
+    probability 0 spans no interval, so it is never drawn. The sums are float64, so
+    that the last tokens of a large vocabulary keep their share."""
+    weights = tf.exp(scores - tf.reduce_max(scores, axis=-1, keepdims=True))
+    cumulative = tf.math.cumsum(tf.cast(weights, tf.float64), axis=-1)
+    total = cumulative[:, -1:]
+    # Below the total, so that the token found has a weight (one rounded up to the
+    # total would lie past the last token of probability > 0).
+    target = tf.minimum(uniform[:, None] * total, tf.math.nextafter(total, 0.0))
+    return tf.searchsorted(cumulative, target, side="right", out_type=tf.int32)[:, 0]
 
 
 def sample_loop(model: Any, inputs: tf.Tensor, line_numbers: tf.Tensor,
