@@ -1,12 +1,14 @@
 """Sampling decode: the distribution drawn from, scores, reproducibility whatever the
 batching, and the decode hparams that refuse combinations that mean nothing."""
+import io
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.data.encoders import ByteTextEncoder
-from t2t_lite.decoding.decoder import decode_lines
+from t2t_lite.decoding.decoder import decode_interactive, decode_lines
 from t2t_lite.decoding.ensemble import Ensemble
 from t2t_lite.decoding.factory import Decoding
 from t2t_lite.decoding.input_rules import InputRules
@@ -128,12 +130,24 @@ LINES = ["a cat", "", "the green house", "x", "dogs run fast on grass", "hi", "a
          "on a tree", "q"]
 
 
-def sampled_lines(model, overrides, xla=False, lines=tuple(LINES)):
+def sampling_decoding(model, overrides, xla=False):
     encoder = ByteTextEncoder()
     chosen = settings(f"sampling_method=random,beam_size=1,{overrides}", xla)
     search = BeamSearchDecoder(model, 1, sampling=chosen.sampling, jit_compile=xla)
-    rules = InputRules.for_model(0, 64, model.max_positions)
-    return decode_lines(list(lines), Decoding(search, chosen, rules, encoder, encoder))
+    rules = InputRules.for_model(0, 64, getattr(model, "max_positions", None))
+    return Decoding(search, chosen, rules, encoder, encoder)
+
+
+def sampled_lines(model, overrides, xla=False, lines=tuple(LINES)):
+    return decode_lines(list(lines), sampling_decoding(model, overrides, xla))
+
+
+def test_interactive_lines_draw_as_the_lines_of_a_file():
+    model = ToyRecurrentModel(ByteTextEncoder().vocab_size, seed=1)
+    out = io.StringIO()
+    decode_interactive(sampling_decoding(model, "num_samples=2,extra_length=4"),
+                       io.BytesIO("".join(line + "\n" for line in LINES).encode()), out)
+    assert out.getvalue().splitlines() == sampled_lines(model, "num_samples=2,extra_length=4")
 
 
 def test_file_samples_do_not_depend_on_batches_and_fill_fields():
