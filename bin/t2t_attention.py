@@ -20,7 +20,7 @@ from t2t_lite.bin import common, trained_run
 
 # Decode hparams of file decoding that one sentence's pictures have no use for.
 DRAWING_UNUSED = {"batch_size": "one sentence is decoded",
-                  **dict.fromkeys(("return_beams", "write_beam_scores"),
+                  **dict.fromkeys(("return_beams", "write_beam_scores", "num_samples"),
                                   "the pictures are of the best output")}
 
 

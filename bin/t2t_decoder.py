@@ -32,7 +32,8 @@ def parser() -> argparse.ArgumentParser:
                         "--output_dir's (each dir's latest checkpoint; average it first)")
     p.add_argument("--decode_hparams", default="",
                    help="e.g. 'beam_size=4,alpha=0.6,extra_length=50,batch_size=32,"
-                        "return_beams=false'")
+                        "return_beams=false'; to sample: 'sampling_method=random,"
+                        "beam_size=1,sampling_temp=1.0,num_samples=1,sampling_seed=1'")
     p.add_argument("--decode_from_file", help="one input a line (UTF-8)")
     p.add_argument("--decode_to_file", help="one output a line; default: FROM_FILE.decoded")
     p.add_argument("--decode_interactive", action="store_true",

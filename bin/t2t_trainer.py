@@ -149,7 +149,7 @@ def keep_best_options(args: argparse.Namespace, problem: Any) -> Any:
 
 
 # Decode hparams of file decoding that the dev score has no use for.
-DEV_DECODE_UNUSED = dict.fromkeys(("return_beams", "write_beam_scores"),
+DEV_DECODE_UNUSED = dict.fromkeys(("return_beams", "write_beam_scores", "num_samples"),
                                   "the dev score is of each input's best output")
 
 

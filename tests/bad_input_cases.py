@@ -107,6 +107,26 @@ CASES = [
     Case("unknown decode hparam", t2t_decoder.main,
          lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
                                    "--decode_hparams=beams=3"], "unknown hparam 'beams'"),
+    Case("sampling with a beam", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   "--decode_hparams=sampling_method=random"],
+         "--decode_hparams: sampling_method=random draws each token, it does not search: "
+         "set beam_size=1, not 4"),
+    Case("sampling top-p out of range", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   "--decode_hparams=sampling_method=random,beam_size=1,"
+                                   "sampling_keep_top_p=0"],
+         "hparam 'sampling_keep_top_p' must be in (0, 1] (1: every token), got 0"),
+    Case("sampling key of a search", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   "--decode_hparams=sampling_temp=0.7"],
+         "sampling_temp=0.7 shapes sampling_method=random only, and this decode searches"),
+    Case("length penalty of samples", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   "--decode_hparams=sampling_method=random,beam_size=1,"
+                                   "alpha=1.0"],
+         "--decode_hparams: alpha changes nothing here (a sample is scored by its "
+         "log-probability, with no length penalty)"),
     # Output dirs that disagree with the request.
     Case("output dir of another problem", t2t_trainer.main,
          lambda ws: train_args(ws, "--problem=algorithmic_identity_decimal40"),

@@ -29,9 +29,11 @@ HPARAM_KEYS = ["hidden_size", "num_heads", "filter_size", "num_hidden_layers",
                "clip_grad_norm", "optimizer_adam_beta1", "optimizer_adam_epsilon",
                "gradient_accumulation_steps", "length_bucket_step", "nope"]
 DECODE_KEYS = ["beam_size", "alpha", "extra_length", "batch_size", "return_beams",
-               "write_beam_scores", "max_input_length", "length_bucket", "stop_rule", "beams"]
+               "write_beam_scores", "max_input_length", "length_bucket", "stop_rule", "beams",
+               "sampling_method", "sampling_temp", "sampling_keep_top_k",
+               "sampling_keep_top_p", "num_samples", "sampling_seed"]
 DECODE_VALUES = ["0", "-1", "1", "2", "1.5", "nan", "inf", "-inf", "1e999", "", "true",
-                 "beam_finished",
+                 "beam_finished", "random", "argmax", "0.5",
                  "abc"]
 # Paths (relative to the draw's workspace; "" stays empty).
 INPUTS = ["files/in.txt", "files/absent.txt", "files/a_dir", "files/empty.txt",

@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.data.encoders import TokenTextEncoder
+from t2t_lite.decoding.sampling import SamplingOptions
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.models.luong import LSTMSeq2seqAttentionLuong
@@ -121,6 +122,22 @@ def test_constrained_search_gives_well_formed_trees(make_model, beam_size):
     # The untrained model alone does not produce trees: the constraint does the work.
     assert not all(is_tree(row[0].tolist(), sentence.split())
                    for row, sentence in zip(unconstrained_ids.numpy(), SENTENCES))
+
+
+@pytest.mark.parametrize("make_model", [untrained_transformer,
+                                        lambda: ToyRecurrentModel(len(TOKENS), seed=4)],
+                         ids=["transformer", "toy"])
+def test_constrained_samples_are_well_formed_trees(make_model):
+    """Sampling draws from the constrained scores: every sample, even drawn flat
+    (temperature 3), is a tree of its sentence."""
+    options = SamplingOptions(temperature=3.0, num_samples=4)
+    decoder = BeamSearchDecoder(make_model(), 1, constraint=TreeConstraint(TOKENS),
+                                sampling=options)
+    inputs = encode(SENTENCES)
+    ids, scores = (t.numpy() for t in decoder(inputs, inputs.shape[1] + 12))
+    assert ids.shape[1] == 4 and np.isfinite(scores).all()
+    assert_well_formed_trees(ids, scores, SENTENCES)
+    assert len({tuple(row) for row in ids[0]}) > 1  # four draws, not one tree four times
 
 
 @pytest.mark.parametrize("beam_size", [1, 4])

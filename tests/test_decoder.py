@@ -19,6 +19,9 @@ from toy_models import ToyRecurrentModel
 
 ENCODER = ByteTextEncoder()
 UNLIMITED = InputRules(max_input_length=0, max_positions=None)
+# The sampling keys' defaults: search, no sampling.
+SEARCH = {"sampling_method": "argmax", "sampling_temp": 1.0, "sampling_keep_top_k": 0,
+          "sampling_keep_top_p": 1.0, "num_samples": 1, "sampling_seed": 1}
 
 
 def settings(overrides="", xla=False):
@@ -39,7 +42,7 @@ class ReversingSearch:
         self.calls = []
         self.fail_on_call = fail_on_call
 
-    def __call__(self, inputs, max_decode_length):
+    def __call__(self, inputs, max_decode_length, line_numbers=None):
         if len(self.calls) == self.fail_on_call:
             raise RuntimeError("search failed")
         self.calls.append((inputs.copy(), max_decode_length))
@@ -177,7 +180,7 @@ def test_decode_hparams_layers_library_problem_and_user_settings():
                                 "extra_length": 50,
                                 "batch_size": 32, "return_beams": False,
                                 "write_beam_scores": False, "max_input_length": 0,
-                                "length_bucket": 16}
+                                "length_bucket": 16, **SEARCH}
     parsing = {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
     hparams = decode_hparams("alpha=1.0,return_beams=true", parsing)
     assert (hparams.beam_size, hparams.alpha, hparams.extra_length, hparams.return_beams) == (
@@ -214,7 +217,7 @@ def test_decode_settings_are_the_decode_hparams_and_the_runs_xla():
     assert settings("beam_size=2,length_bucket=8", xla=True) == DecodeSettings(
         beam_size=2, alpha=0.6, stop_rule="exact", extra_length=50, batch_size=32,
         return_beams=False,
-        write_beam_scores=False, max_input_length=0, length_bucket=8, xla=True)
+        write_beam_scores=False, max_input_length=0, length_bucket=8, **SEARCH, xla=True)
     assert settings("length_bucket=8").padded_length_bucket == 0  # only XLA pads
 
 

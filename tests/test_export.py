@@ -12,6 +12,8 @@ import tensorflow as tf
 
 from t2t_lite.bin import t2t_decoder, t2t_exporter, t2t_trainer
 from t2t_lite.data.encoders import ByteTextEncoder, TokenTextEncoder
+from t2t_lite.decoding.decoder import decode_lines
+from t2t_lite.decoding.factory import build_decoding
 from t2t_lite.decoding.input_rules import InputRules, encode_input
 from t2t_lite.decoding.settings import decode_settings
 from t2t_lite.experiment import resolve
@@ -180,6 +182,28 @@ def test_any_batch_and_length_one_trace(translation):
                   ["tree"] * 7):
         assert module.serve(tf.constant(lines))["outputs"].shape == (len(lines),)
     assert module.serve.experimental_get_tracing_count() == 1
+
+
+def test_a_sampling_export_draws_the_decoders_samples(translation):
+    """Settings fixed at export, seed included: input k of a request draws as line k of
+    a file in t2t-decoder; ``beams`` holds every sample, serving_default the first."""
+    export_dir, _ = translation
+    output_dir = os.path.join(os.path.dirname(os.path.dirname(export_dir)), "train")
+    experiment = resolve(None, None, None, "", None, output_dir, must_exist=True)
+    model = experiment.build_model()
+    restore_model(model, output_dir)
+    settings = decode_settings("sampling_method=random,beam_size=1,num_samples=2,"
+                               "sampling_temp=1.5,extra_length=12", experiment.problem,
+                               experiment.hparams)
+    module = ExportModule(model, experiment.problem, experiment.data_dir, settings)
+    beams = module.beams(tf.constant(TRANSLATION_LINES))
+    outputs = [[text.decode("utf-8") for text in row] for row in beams["outputs"].numpy()]
+    decoded = decode_lines(TRANSLATION_LINES, build_decoding(
+        model, experiment.problem, experiment.data_dir, settings))
+    assert ["\t".join(row) if line else "" for row, line in zip(outputs, TRANSLATION_LINES)
+            ] == decoded
+    first = module.serve(tf.constant(TRANSLATION_LINES))["outputs"].numpy()
+    assert [text.decode("utf-8") for text in first] == [row[0] for row in outputs]
 
 
 def test_bad_inputs(translation):

@@ -33,7 +33,9 @@ class DecodeConstraint(Protocol):
 
     def initial_state(self, inputs: tf.Tensor, beam_size: int,
                       max_decode_length: tf.Tensor) -> dict[str, tf.Tensor]:
-        """The state before step 0 for inputs int32 [B, S]: tensors with leading dim B*beam_size."""
+        """The state before step 0 for inputs int32 [B, S]: tensors with leading dim
+        B*beam_size. ``max_decode_length``: int32, a scalar (search) or one per
+        hypothesis [B*beam_size] (sampling, whose inputs stop at limits of their own)."""
 
     def constrain(self, state: dict[str, tf.Tensor], log_probs: tf.Tensor) -> tf.Tensor:
         """The scores the search ranks, from the model's log-probs float32 [B*beam_size, V]:

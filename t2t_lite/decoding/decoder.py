@@ -38,7 +38,7 @@ def _pad(rows: list[list[int]], length: int, batch_size: int = 0) -> np.ndarray:
 
 
 def decode_lines(lines: list[str], decoding: Decoding, description: str | None = None,
-                 source: str = "input") -> list[str]:
+                 source: str = "input", first_line: int = 0) -> list[str]:
     """One decoded line per input line, in input order.
 
     Lines are stripped; empty ones decode to "". With the setting ``return_beams``
@@ -51,7 +51,11 @@ def decode_lines(lines: list[str], decoding: Decoding, description: str | None =
     a ``description`` the progress is shown (``t2t_lite.progress``). Under XLA
     every batch has ``batch_size`` rows and a length that is a multiple of
     ``length_bucket``. Inputs cut to the rules' ``max_input_length`` are counted in
-    one warning that calls them the lines of ``source``.
+    one warning that calls them the lines of ``source``. Under
+    ``sampling_method=random`` each output holds its ``num_samples`` samples in the
+    order drawn, each drawn as a function of the seed and its line's number
+    (``first_line`` + its index in ``lines``), so the samples do not depend on
+    batching.
     """
     settings, rules = decoding.settings, decoding.rules
     outputs = [""] * len(lines)
@@ -73,11 +77,13 @@ def decode_lines(lines: list[str], decoding: Decoding, description: str | None =
         rows = [encoded[i] for i in indices]
         inputs = _pad(rows, rules.padded_length(max(map(len, rows)), bucket),
                       settings.batch_size if bucket else 0)
-        ids, scores = decoding(inputs, inputs.shape[1] + settings.extra_length)
+        line_numbers = np.zeros(len(inputs), np.int32)  # filler rows (XLA) draw as line 0
+        line_numbers[:len(indices)] = np.asarray(indices) + first_line
+        ids, scores = decoding(inputs, inputs.shape[1] + settings.extra_length, line_numbers)
         ids, scores = np.asarray(ids), np.asarray(scores)
         for row, index in enumerate(indices):
             fields = []
-            for k in range(ids.shape[1] if settings.return_beams else 1):
+            for k in range(ids.shape[1] if settings.every_hypothesis else 1):
                 if math.isinf(scores[row, k]):
                     continue
                 text = rules.one_line(decoding.target_encoder.decode(ids[row, k].tolist()))
@@ -141,5 +147,6 @@ def decode_interactive(decoding: Decoding, input_stream: BinaryIO | None = None,
         unknown = UnknownTokens(STDIN)
         unknown.count(decoding.encoder, line, number)
         unknown.warn("decoded")
-        output_stream.write(decode_lines([line], decoding, source=f"{STDIN}:{number}")[0] + "\n")
+        output = decode_lines([line], decoding, source=f"{STDIN}:{number}", first_line=number - 1)
+        output_stream.write(output[0] + "\n")
         output_stream.flush()

@@ -21,9 +21,10 @@ from t2t_lite.decoding.input_rules import InputRules
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.decoding.settings import DecodeSettings
 
-# int32 inputs [B, S] (each row ending in EOS, PAD-padded) and the most tokens to
-# decode -> (ids [B, beam, L], scores [B, beam]), best beam first.
-SearchFn = Callable[[np.ndarray, int], tuple[Any, Any]]
+# int32 inputs [B, S] (each row ending in EOS, PAD-padded), the most tokens to
+# decode and each row's line number (what a sampling decode's randomness is keyed
+# by) -> (ids [B, beam, L], scores [B, beam]), best beam first (or every sample).
+SearchFn = Callable[[np.ndarray, int, np.ndarray], tuple[Any, Any]]
 # (input line, decoded text) -> output line; e.g. parsing rebuilds a tree over the words.
 Postprocess = Callable[[str, str], str]
 
@@ -38,10 +39,11 @@ class Decoding:
     target_encoder: TextEncoder  # decodes the outputs (the same object when shared)
     postprocess: Postprocess | None = None
 
-    def __call__(self, inputs: np.ndarray, max_decode_length: int) -> tuple[Any, Any]:
+    def __call__(self, inputs: np.ndarray, max_decode_length: int,
+                 line_numbers: np.ndarray) -> tuple[Any, Any]:
         """The search (a ``SearchFn`` itself), for as many of ``max_decode_length``
         tokens as the model has positions for."""
-        return self.search(inputs, self.rules.decode_length(max_decode_length))
+        return self.search(inputs, self.rules.decode_length(max_decode_length), line_numbers)
 
 
 def build_decoding(model: Any, problem: Problem, data_dir: str, settings: DecodeSettings,
@@ -53,7 +55,7 @@ def build_decoding(model: Any, problem: Problem, data_dir: str, settings: Decode
     decoder_model = Ensemble([model, *members]) if members else model
     encoders = problem.feature_encoders(data_dir)
     search = BeamSearchDecoder(decoder_model, settings.beam_size, settings.alpha,
-                               stop_rule=settings.stop_rule,
+                               stop_rule=settings.stop_rule, sampling=settings.sampling,
                                constraint=problem.decode_constraint(data_dir),
                                jit_compile=settings.xla)
     rules = InputRules.for_model(settings.max_input_length, model.hparams.max_length,

@@ -1,7 +1,8 @@
-"""``BeamSearchDecoder``: the search of ``t2t_lite.decoding.beam_search`` compiled
-once for one model and one (beam size, alpha), as the decoder, the dev-set
-evaluation and the benchmarks call it (``t2t_lite.decoding.factory`` builds it);
-with ``jit_compile``, by XLA on growing cache buffers (``cache_lengths``).
+"""``BeamSearchDecoder``: the search of ``t2t_lite.decoding.beam_search`` (or the
+sampling of ``t2t_lite.decoding.sampling``) compiled once for one model and one
+(beam size, alpha), as the decoder, the dev-set evaluation and the benchmarks
+call it (``t2t_lite.decoding.factory`` builds it); with ``jit_compile``, by XLA
+on growing cache buffers (``cache_lengths``).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from t2t_lite.contracts.decode_constraint import DecodeConstraint
 from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.decoding.beam_search import (beam_search, check_stop_rule, resolve_constraint,
                                           search)
+from t2t_lite.decoding.sampling import SamplingOptions, sample, sample_loop
 
 # Under XLA the caches are fixed-size buffers and a step attends over all of one:
 # the loops start on buffers this long and double them as the decode passes their end.
@@ -42,6 +44,10 @@ class BeamSearchDecoder:
     returns ``beam_search``'s (ids, scores). ``constraint`` (e.g. a problem's
     ``decode_constraint``) masks the tokens each hypothesis may produce;
     ``stop_rule`` says when an input is done (``beam_search.STOP_RULES``).
+    With ``sampling`` it draws ``sampling.num_samples`` samples an input instead
+    (``t2t_lite.decoding.sampling``; ``beam_size`` must be 1): (ids, scores) are
+    then [B, num_samples, L] and their log-probabilities, and the call's
+    ``line_numbers`` (int [B]; default 0..B-1) key each input's randomness.
 
     ``jit_compile`` compiles the search with XLA, one program per input shape and
     decode length, so it pays on fixed (padded) shapes only; the model's decode
@@ -54,9 +60,13 @@ class BeamSearchDecoder:
     def __init__(self, model: Any, beam_size: int = 4, alpha: float = 0.6,
                  eos_id: int = EOS_ID, allow_eos: bool = True,
                  constraint: DecodeConstraint | None = None, jit_compile: bool = False,
-                 stop_rule: str = "exact"):
+                 stop_rule: str = "exact", sampling: SamplingOptions | None = None):
         if not isinstance(beam_size, int) or beam_size < 1:
             raise ValueError(f"beam_size must be a positive integer, got {beam_size!r}")
+        if sampling and beam_size != 1:
+            raise ValueError(f"sampling draws each token, it does not search: beam_size "
+                             f"must be 1, got {beam_size}")
+        self.sampling = sampling
         resolve_constraint(constraint, allow_eos)  # fail here rather than at the first call
         check_stop_rule(stop_rule)
         self.stop_rule = stop_rule
@@ -78,9 +88,12 @@ class BeamSearchDecoder:
         return sum(search.experimental_get_tracing_count()
                    for search in self._searches.values())
 
-    def _run(self, inputs: tf.Tensor, max_decode_length: tf.Tensor | int,
-             buffer_lengths: list[int] | None = None
+    def _run(self, inputs: tf.Tensor, line_numbers: tf.Tensor,
+             max_decode_length: tf.Tensor | int, buffer_lengths: list[int] | None = None
              ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        if self.sampling:
+            return sample_loop(self.model, inputs, line_numbers, max_decode_length,
+                               self.sampling, self.eos_id, self.constraint, buffer_lengths)
         return search(self.model, inputs, self.beam_size, self.alpha, max_decode_length,
                       self.eos_id, self.allow_eos, self.constraint, buffer_lengths,
                       self.stop_rule)
@@ -93,28 +106,32 @@ class BeamSearchDecoder:
         # was most of a decode's first trace (t2t-decoder, 64 lines of Multi30k val,
         # tiny model: 11-13 -> 4-5 s on a 2-core AMD EPYC).
         if key not in self._searches:
-            inputs = tf.TensorSpec([None, None], tf.int32)
+            inputs = [tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], tf.int32)]
             if self.jit_compile:
                 self._searches[key] = tf.function(
-                    lambda ids: self._run(ids, max_decode_length,
-                                          cache_lengths(max_decode_length)),
-                    input_signature=[inputs], jit_compile=True, autograph=False)
+                    lambda ids, lines: self._run(ids, lines, max_decode_length,
+                                                 cache_lengths(max_decode_length)),
+                    input_signature=inputs, jit_compile=True, autograph=False)
             else:
                 self._searches[key] = tf.function(
-                    self._run, input_signature=[inputs, tf.TensorSpec([], tf.int32)],
+                    self._run, input_signature=[*inputs, tf.TensorSpec([], tf.int32)],
                     autograph=False)
         return self._searches[key]
 
-    def __call__(self, inputs: Any, max_decode_length: Any) -> tuple[tf.Tensor, tf.Tensor]:
+    def __call__(self, inputs: Any, max_decode_length: Any,
+                 line_numbers: Any = None) -> tuple[tf.Tensor, tf.Tensor]:
         inputs = tf.convert_to_tensor(inputs, tf.int32)
+        line_numbers = (tf.range(tf.shape(inputs)[0]) if line_numbers is None
+                        else tf.convert_to_tensor(line_numbers, tf.int32))
         max_decode_length = int(max_decode_length)
         self._check_positions(inputs.shape[1], max_decode_length)
         self.shapes_seen.add((*inputs.shape, max_decode_length))
         compiled = self._search_for(max_decode_length)
         if self.jit_compile:
-            ids, scores, steps = compiled(inputs)
+            ids, scores, steps = compiled(inputs, line_numbers)
         else:
-            ids, scores, steps = compiled(inputs, tf.constant(max_decode_length, tf.int32))
+            ids, scores, steps = compiled(inputs, line_numbers,
+                                          tf.constant(max_decode_length, tf.int32))
         return ids[:, :, :int(steps)], scores
 
     def _check_positions(self, input_length: int, max_decode_length: int) -> None:
@@ -138,6 +155,10 @@ class BeamSearchDecoder:
                  ) -> tuple[tf.Tensor, tf.Tensor]:
         """The search as ops of the caller's graph (an export's serving function, which
         takes any batch and length: not compiled, whatever ``jit_compile``) ->
-        ``beam_search``'s (ids, scores)."""
+        ``beam_search``'s (ids, scores), or ``sampling.sample``'s: each input's
+        randomness keyed by its position in ``inputs``."""
+        if self.sampling:
+            return sample(self.model, inputs, tf.range(tf.shape(inputs)[0]), max_decode_length,
+                          self.sampling, self.eos_id, self.constraint)
         return beam_search(self.model, inputs, self.beam_size, self.alpha, max_decode_length,
                            self.eos_id, self.allow_eos, self.constraint, self.stop_rule)

@@ -14,7 +14,8 @@ from typing import Any, Mapping
 
 from t2t_lite.data.problem import Problem
 from t2t_lite.decoding.beam_search import STOP_RULES
-from t2t_lite.hparam import HParams, HParamsError, at_least, one_of
+from t2t_lite.decoding.sampling import SAMPLING_METHODS, SamplingOptions
+from t2t_lite.hparam import HParams, HParamsError, Range, at_least, between, one_of, positive
 
 # Each key with its range (t2t_lite/hparam.py).
 DECODE_DEFAULTS = {
@@ -32,7 +33,47 @@ DECODE_DEFAULTS = {
     # Under XLA (model hparam xla=true) inputs are padded to a multiple of this many
     # tokens and every batch to batch_size lines: one compiled program per bucket.
     "length_bucket": at_least(1, 16),
+    # (t2t_lite.decoding.sampling) "argmax": search as beam_size says; "random": draw
+    # each token from the model's distribution (beam_size=1), shaped by the keys below.
+    "sampling_method": one_of(*SAMPLING_METHODS),
+    "sampling_temp": positive(1.0),   # the scores' divisor: < 1 sharper, > 1 flatter
+    # Draw among the k most probable tokens only (tensor2tensor's key; 0 = every token).
+    "sampling_keep_top_k": Range(0, lambda v: v >= 0, ">= 0 (0: every token)"),
+    # Then among the most probable tokens holding this much of that mass (nucleus).
+    "sampling_keep_top_p": Range(1.0, lambda v: 0 < v <= 1, "in (0, 1] (1: every token)"),
+    "num_samples": at_least(1, 1),    # samples an input, tab-separated in draw order
+    # The samples are a function of this seed and each input's line number.
+    "sampling_seed": between(0, 2**31 - 1, 1),
 }
+
+# The keys that shape sampling_method=random, with their DecodeSettings fields.
+SAMPLING_KEYS = {"sampling_temp": "temperature", "sampling_keep_top_k": "top_k",
+                 "sampling_keep_top_p": "top_p", "num_samples": "num_samples",
+                 "sampling_seed": "seed"}
+# Keys that sampling does not read, with why (refused away from their defaults).
+SAMPLING_UNUSED = {
+    "alpha": "a sample is scored by its log-probability, with no length penalty",
+    "stop_rule": "sampling runs until every sample has ended",
+}
+
+
+def _sampling_rule(hparams: HParams) -> str | None:
+    """The complaint about a sampling key that means nothing with the others."""
+    if hparams.sampling_method == "random":
+        if hparams.beam_size > 1:
+            return (f"sampling_method=random draws each token, it does not search: set "
+                    f"beam_size=1, not {hparams.beam_size} (num_samples=N draws N samples "
+                    "an input)")
+        if hparams.return_beams:
+            return ("return_beams writes a beam search's beams; sampling_method=random "
+                    "writes its num_samples samples: leave return_beams out")
+        return None
+    for key in SAMPLING_KEYS:
+        if hparams.values()[key] != DECODE_DEFAULTS[key].default:
+            return (f"{key}={hparams.values()[key]} shapes sampling_method=random only, and "
+                    "this decode searches (sampling_method=argmax): add "
+                    f"sampling_method=random,beam_size=1, or leave {key} out")
+    return None
 
 
 def decode_hparams(overrides: str = "", defaults: dict[str, Any] | None = None,
@@ -43,7 +84,7 @@ def decode_hparams(overrides: str = "", defaults: dict[str, Any] | None = None,
     ``source``. Unknown keys, values of the wrong type and values out of range
     (NaN and infinities included) raise ``HParamsError`` naming the key and source.
     """
-    hparams = HParams(**DECODE_DEFAULTS)
+    hparams = HParams(**DECODE_DEFAULTS).add_rule(_sampling_rule)
     hparams.override_from_dict(defaults or {}, source="the problem's decode defaults")
     return hparams.parse(overrides, source=source)
 
@@ -60,6 +101,12 @@ class DecodeSettings:
     write_beam_scores: bool
     max_input_length: int  # 0: the model's max_length (``InputRules.for_model``)
     length_bucket: int
+    sampling_method: str   # sampling.SAMPLING_METHODS
+    sampling_temp: float
+    sampling_keep_top_k: int
+    sampling_keep_top_p: float
+    num_samples: int
+    sampling_seed: int
     xla: bool              # compile the search with XLA, on length-bucketed batches
 
     @classmethod
@@ -68,9 +115,23 @@ class DecodeSettings:
         return cls(**decode.values(), xla=run.xla)
 
     @property
+    def sampling(self) -> SamplingOptions | None:
+        """What ``sampling_method=random`` draws from; None when the decode searches."""
+        if self.sampling_method != "random":
+            return None
+        return SamplingOptions(**{field: getattr(self, key)
+                                  for key, field in SAMPLING_KEYS.items()})
+
+    @property
+    def every_hypothesis(self) -> bool:
+        """Output lines hold every hypothesis: every beam, or every sample."""
+        return self.return_beams or self.sampling_method == "random"
+
+    @property
     def fielded(self) -> bool:
-        """Output lines hold tab-separated fields (every beam, or text and score)."""
-        return self.return_beams or self.write_beam_scores
+        """Output lines hold tab-separated fields (every beam or sample, or text and
+        score)."""
+        return self.return_beams or self.write_beam_scores or self.num_samples > 1
 
     @property
     def padded_length_bucket(self) -> int:
@@ -86,10 +147,13 @@ def decode_settings(overrides: str, problem: Problem, run: HParams,
     ``source``), for a model with hparams ``run``.
 
     ``unused`` maps the keys a caller does not apply to the reason: one set away
-    from its default is refused (HParamsError), not dropped without a word.
+    from its default is refused (HParamsError), not dropped without a word; so are
+    the keys sampling does not read (``SAMPLING_UNUSED``) under sampling_method=random.
     """
     defaults = problem.decode_hparams_defaults()
     chosen = decode_hparams(overrides, defaults, source)
+    if chosen.sampling_method == "random":
+        unused = {**SAMPLING_UNUSED, **(unused or {})}
     plain = decode_hparams("", defaults).values() if unused else {}
     for key, reason in (unused or {}).items():
         if chosen.values()[key] != plain[key]:

@@ -99,7 +99,8 @@ def check_convertible(model_cls: type, hparams: HParams, problem: Problem, data_
     if decode_overrides:
         raise CTranslate2ExportError(
             "decode hparams are not part of a CTranslate2 model: give beam_size and "
-            "length_penalty to its translate_batch (docs/EXPORT.md)")
+            "length_penalty (to sample: beam_size=1, sampling_topk=0, sampling_topp, "
+            "sampling_temperature, num_hypotheses) to its translate_batch (docs/EXPORT.md)")
     if not issubclass(model_cls, Transformer):
         raise CTranslate2ExportError(
             f"CTranslate2 runs Transformers; {model_cls.__name__} is not one (CTranslate2 "
@@ -231,11 +232,15 @@ def ctranslate2_search(translator: Any, source: TextEncoder, target: TextEncoder
                        beam_size: int, length_penalty: float) -> SearchFn:
     """A t2t-decoder search function (``decode_lines``) that runs ``translator`` (a
     ``ctranslate2.Translator`` of an export): ids [B, S] -> tokens -> its best
-    hypothesis -> (ids [B, 1, L], scores [B, 1])."""
+    hypothesis -> (ids [B, 1, L], scores [B, 1]). It searches, never samples:
+    CTranslate2 draws from one random stream per process (``set_random_seed`` seeds
+    the Translators made after it), so its samples would depend on the batches and
+    the calls before, where t2t-decoder's depend on the seed and the line alone."""
     source_names = vocabulary(source)
     target_ids = {token: i for i, token in enumerate(vocabulary(target))}
 
-    def search(inputs: np.ndarray, max_decode_length: int) -> tuple[np.ndarray, np.ndarray]:
+    def search(inputs: np.ndarray, max_decode_length: int,
+               line_numbers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # Each row is its ids, EOS, PAD: CTranslate2 is given the ids and appends EOS.
         batch = [[source_names[i] for i in row[:list(row).index(EOS_ID)]] for row in inputs]
         results = translator.translate_batch(

@@ -9,6 +9,13 @@ Signatures (both take ``inputs``: string [N], any N and any input length):
   beam_size], best first; a beam slot the search left empty has output ""
   and score -inf.
 
+Under the decode hparam ``sampling_method=random`` (settings fixed at export,
+seed included) the search samples instead (``t2t_lite.decoding.sampling``):
+``beams`` returns the ``num_samples`` samples of each input in the order drawn,
+scored by their log-probabilities, and ``serving_default`` the first. Input k of
+a request draws as line k of a file does in t2t-decoder: a request gives the
+same samples every time.
+
 Everything runs in the graph: tokenization (``graph_text``), beam search with
 the problem's decode constraint, detokenization and the problem's
 ``graph_postprocess`` (a tree over the input's words, for parsing). So the

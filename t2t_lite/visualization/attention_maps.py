@@ -79,6 +79,8 @@ def encode_sentence(text: str, name: str, encoder: TextEncoder,
 
 
 def best_decode(search_fn: Any, source_ids: list[int], extra_length: int) -> list[int]:
-    """The best beam of ``search_fn`` (e.g. a BeamSearchDecoder) for one source."""
-    ids, _ = search_fn(np.asarray([source_ids], np.int32), len(source_ids) + extra_length)
+    """The best beam (or first sample) of ``search_fn`` (e.g. a BeamSearchDecoder) for
+    one source, as line 0."""
+    ids, _ = search_fn(np.asarray([source_ids], np.int32), len(source_ids) + extra_length,
+                       np.zeros(1, np.int32))
     return with_eos(np.asarray(ids)[0, 0].tolist())
