@@ -108,10 +108,12 @@ class TranslateProblem(Text2TextProblem):
             self.subword_model_type, path_prefix=path[:-len(_SUBWORD_MODEL_SUFFIX)],
             max_sentences=self.vocab_max_sentences)
 
-    def _vocab_sentences(self, pairs: Iterator[dict[str, str]]) -> Iterator[str]:
+    def _vocab_sentences(self, pairs: Iterator[dict[str, str]],
+                         languages: tuple[str, ...] = ()) -> Iterator[str]:
+        """Each pair's sentences in ``languages`` (both, sorted, by default)."""
         count = 0
         for texts in pairs:
-            for language in self.languages:
+            for language in languages or self.languages:
                 yield _one_line(texts[language])
             count += 2
             if count % _LOG_EVERY_SENTENCES == 0:

@@ -78,14 +78,22 @@ class Problem(abc.ABC):
         """The size of the (shared) vocabulary the model embeds and predicts."""
         return self.feature_encoders(data_dir)["targets"].vocab_size
 
+    def vocab_files(self, data_dir: str) -> list[str]:
+        """The files the vocabulary is read from (two for separate source and target
+        vocabularies); ``vocab_fingerprint`` caches by their contents."""
+        return [os.path.join(data_dir, getattr(self, "vocab_filename", ""))]
+
     def vocab_fingerprint(self, data_dir: str) -> str:
         """A short hash of the vocabulary: tells runs, checkpoints and shards written
         with another one (of the same size) from this one."""
-        path = os.path.join(data_dir, getattr(self, "vocab_filename", ""))
+        paths = self.vocab_files(data_dir)
         cache_key = None
-        if os.path.isfile(path):
-            with open(path, "rb") as f:
-                cache_key = (type(self), hashlib.sha256(f.read()).hexdigest())
+        if all(os.path.isfile(path) for path in paths):
+            contents = hashlib.sha256()
+            for path in paths:
+                with open(path, "rb") as f:
+                    contents.update(hashlib.sha256(f.read()).digest())
+            cache_key = (type(self), contents.hexdigest())
             if cache_key in _FINGERPRINTS:
                 return _FINGERPRINTS[cache_key]
         encoders = self.feature_encoders(data_dir)
@@ -100,6 +108,21 @@ class Problem(abc.ABC):
         if cache_key:
             _FINGERPRINTS[cache_key] = fingerprint
         return fingerprint
+
+    def data_options(self) -> HParams | None:
+        """The options a user gives this problem's data (``--data_options``: its
+        files, its vocabulary), declared with their ranges; None (the default): the
+        class fixes its data. ``data/data_options.py`` records them in ``data_dir``."""
+        return None
+
+    def resolve_data_options(self, options: HParams, tmp_dir: str) -> HParams:
+        """``options`` as given, made whole: paths absolute, files found, keys that
+        go together checked (one-line errors); ``tmp_dir`` is the datagen's."""
+        return options
+
+    def check_data_inputs(self, options: HParams) -> None:
+        """Reads the input that ``options`` name through before anything is written,
+        raising one line naming FILE:LINE at the first fault."""
 
     def decode_hparams_defaults(self) -> dict:
         """Decoding settings this problem needs (e.g. beam size, alpha); none by default."""
@@ -266,6 +289,11 @@ class Text2TextProblem(Problem):
         os.replace(path + ".incomplete", path)
         logger.info("%s: wrote vocabulary of %d ids to %s", self.name, encoder.vocab_size, path)
 
+    def generated_splits(self, data_dir: str) -> tuple[str, ...]:
+        """The splits ``generate_data`` writes: all (a problem of the user's files
+        writes those given)."""
+        return SPLITS
+
     def _encoded_samples(self, data_dir: str, tmp_dir: str, split: str,
                          encoders: dict[str, TextEncoder]) -> Iterator[dict[str, list[int]]]:
         for sample in self.generate_samples(data_dir, tmp_dir, split):
@@ -282,7 +310,7 @@ class Text2TextProblem(Problem):
         self._write_vocab(data_dir, tmp_dir)
         encoders = self.feature_encoders(data_dir)
         self.check_shards_vocabulary(data_dir)  # shards kept below must be this vocabulary's
-        for split in SPLITS:
+        for split in self.generated_splits(data_dir):
             paths = self.shard_paths(data_dir, split)
             if all(os.path.exists(path) for path in paths):
                 logger.info("%s: %s shards exist, skipping", self.name, split)
