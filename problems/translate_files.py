@@ -116,13 +116,8 @@ def _resolve_vocabulary(options: HParams) -> None:
                                f"({', '.join(models)}); leave them out")
 
 
-class FilesProblem(TranslateProblem):
+class FilesProblem(data_options.RecordedOptions, TranslateProblem):
     """A text-to-text problem whose files and vocabulary are the user's options."""
-
-    def __init__(self) -> None:
-        # The options in use: methods without a data_dir (eval file names, the BLEU
-        # tokenizer's language) read them once a data_dir's options were loaded.
-        self._current: HParams | None = None
 
     def data_options(self) -> HParams:
         return translate_options()
@@ -174,17 +169,6 @@ class FilesProblem(TranslateProblem):
         _resolve_vocabulary(options)
         self._current = options
         return options
-
-    def options(self, data_dir: str) -> HParams:
-        """The options recorded in ``data_dir`` (and now the current ones)."""
-        self._current = data_options.load(self, data_dir)
-        return self._current
-
-    def current(self) -> HParams:
-        if self._current is None:
-            raise RuntimeError(f"{self.name}: its data options are not loaded yet; call "
-                               "options(data_dir) first")
-        return self._current
 
     @property
     def source_language(self) -> str:
@@ -294,19 +278,11 @@ class FilesProblem(TranslateProblem):
                 character_coverage=options.character_coverage)
 
     def generated_splits(self, data_dir: str) -> tuple[str, ...]:
-        """The splits whose files were given (require_data names a missing one)."""
+        """The splits whose files were given."""
         options = self.options(data_dir)
         return tuple(split for split in SPLITS if self.has_split(options, split))
 
-    def require_data(self, split: str, data_dir: str) -> list[str]:
-        if split in SPLITS and not self.has_split(self.options(data_dir),
-                                                                    split):
-            raise FileNotFoundError(f"problem {self.name} in {data_dir} has no {split} data: "
-                                    f"no {split} files were given in --data_options")
-        return super().require_data(split, data_dir)
 
-    def datagen_command(self, data_dir: str) -> str:
-        return super().datagen_command(data_dir) + " --data_options=..."
 
     def eval_metric_options(self) -> dict:
         """Paper-style tokenized BLEU needs the target language; unknown without one."""

@@ -245,3 +245,33 @@ def test_record_is_checked_when_read(corpus):
     path.write_text(json.dumps({**record, "vocab_size": -1}))
     with pytest.raises(ValueError, match="hparam 'vocab_size' must be >= 3"):
         data_options.load(registry.problems["translate_files"](), str(corpus / "data"))
+
+
+MULTI30K_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            "..", "shared", "data", "multi30k")
+
+
+@pytest.mark.slow
+def test_multi30k_files_give_the_registered_problems_vocabulary_and_shards(tmp_path):
+    """The acceptance: translate_files on Multi30k's raw files writes the very bytes of
+    translate_ende_multi30k (so training on it is the same run, BLEU included)."""
+    if not os.path.isfile(os.path.join(MULTI30K_DIR, "train.en.gz")):
+        pytest.skip(f"Multi30k raw files not found in {os.path.abspath(MULTI30K_DIR)}")
+    registered = registry.problems["translate_ende_multi30k"]()
+    registered.generate_data(str(tmp_path / "registered"), MULTI30K_DIR)
+    m = MULTI30K_DIR
+    assert _datagen(tmp_path / "files", f"train={m}/train,dev={m}/val,test={m}/test_2016_flickr,"
+                                        "source_lang=en,target_lang=de") == 0
+    files = registry.problems["translate_files"]()
+    files_dir = str(tmp_path / "files")
+    [vocabulary] = files.vocab_files(files_dir)
+    assert open(vocabulary, "rb").read() == \
+        (tmp_path / "registered" / registered.vocab_filename).read_bytes()
+    for split in ("train", "dev", "test"):
+        for ours, theirs in zip(files.shard_paths(files_dir, split),
+                                registered.shard_paths(str(tmp_path / "registered"), split),
+                                strict=True):
+            with open(ours, "rb") as a, open(theirs, "rb") as b:
+                assert a.read() == b.read(), ours
+    assert files.vocab_fingerprint(files_dir) == \
+        registered.vocab_fingerprint(str(tmp_path / "registered"))

@@ -22,21 +22,17 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
-
+from t2t_lite.data.problem import SPLITS, Problem
 from t2t_lite.hparam import HParams, HParamsError
-
-if TYPE_CHECKING:  # the problem module imports this one
-    from t2t_lite.data.problem import Problem
 
 SOURCE = "--data_options"
 
 
-def record_path(problem: "Problem", data_dir: str) -> str:
+def record_path(problem: Problem, data_dir: str) -> str:
     return os.path.join(data_dir, f"{problem.name}.data_options.json")
 
 
-def recorded(problem: "Problem", data_dir: str) -> HParams | None:
+def recorded(problem: Problem, data_dir: str) -> HParams | None:
     """The options recorded in ``data_dir``, checked against the problem's schema;
     None when nothing is recorded."""
     path = record_path(problem, data_dir)
@@ -51,7 +47,7 @@ def recorded(problem: "Problem", data_dir: str) -> HParams | None:
     return _schema(problem).override_from_dict(values, source=path)
 
 
-def _schema(problem: "Problem") -> HParams:
+def _schema(problem: Problem) -> HParams:
     schema = problem.data_options()
     if schema is None:
         raise HParamsError(f"{SOURCE}: problem {problem.name} takes no data options "
@@ -59,7 +55,7 @@ def _schema(problem: "Problem") -> HParams:
     return schema
 
 
-def parse(problem: "Problem", text: str, tmp_dir: str) -> HParams:
+def parse(problem: Problem, text: str, tmp_dir: str) -> HParams:
     """``text`` (``key=value,...``) checked against the problem's schema, then resolved
     by the problem (paths made absolute, files found, keys that go together)."""
     options = _schema(problem).parse(text, source=SOURCE)
@@ -77,7 +73,7 @@ def differences(old: HParams, new: HParams) -> list[str]:
             for key in old if old.values()[key] != new.values()[key]]
 
 
-def refuse_differences(problem: "Problem", data_dir: str, old: HParams,
+def refuse_differences(problem: Problem, data_dir: str, old: HParams,
                        new: HParams) -> None:
     changed = differences(old, new)
     if changed:
@@ -87,7 +83,7 @@ def refuse_differences(problem: "Problem", data_dir: str, old: HParams,
             "use another --data_dir, or give the recorded options")
 
 
-def write_record(problem: "Problem", data_dir: str, options: HParams) -> None:
+def write_record(problem: Problem, data_dir: str, options: HParams) -> None:
     path = record_path(problem, data_dir)
     os.makedirs(data_dir, exist_ok=True)
     with open(path + ".incomplete", "w", encoding="utf-8") as f:
@@ -95,7 +91,7 @@ def write_record(problem: "Problem", data_dir: str, options: HParams) -> None:
     os.replace(path + ".incomplete", path)
 
 
-def prepare(problem: "Problem", data_dir: str, text: str, tmp_dir: str) -> HParams | None:
+def prepare(problem: Problem, data_dir: str, text: str, tmp_dir: str) -> HParams | None:
     """Before any work: this generation's options, checked; the ones to record, or None.
 
     A problem without options refuses any. With options, they are resolved by the
@@ -121,7 +117,7 @@ def prepare(problem: "Problem", data_dir: str, text: str, tmp_dir: str) -> HPara
     return new
 
 
-def generate(problem: "Problem", data_dir: str, tmp_dir: str,
+def generate(problem: Problem, data_dir: str, tmp_dir: str,
              options: HParams | None) -> None:
     """Records ``options`` (``prepare``'s), then runs ``problem.generate_data``. When
     this call recorded them and generation fails (sentencepiece refuses the vocabulary
@@ -140,7 +136,7 @@ def generate(problem: "Problem", data_dir: str, tmp_dir: str,
         raise
 
 
-def load(problem: "Problem", data_dir: str) -> HParams:
+def load(problem: Problem, data_dir: str) -> HParams:
     """The recorded options; a one-line error naming the command when there are none."""
     options = recorded(problem, data_dir)
     if options is None:
@@ -149,3 +145,33 @@ def load(problem: "Problem", data_dir: str) -> HParams:
             f"not exist; generate it with t2t-datagen --problem={problem.name} "
             f"--data_dir={data_dir} --data_options=... (see the README's 'Your own data')")
     return options
+
+
+class RecordedOptions:
+    """Mixin of a problem with data options: ``options(data_dir)`` reads the record,
+    and the methods that get no ``data_dir`` (eval file names, the metric's language,
+    the decode postprocessing) read ``current()``: the options last loaded or
+    resolved (a command loads them before it decodes, scores or writes eval files)."""
+
+    _current: HParams | None = None
+
+    def options(self, data_dir: str) -> HParams:
+        """The options recorded in ``data_dir`` (now the current ones)."""
+        self._current = load(self, data_dir)  # type: ignore[arg-type]
+        return self._current
+
+    def require_data(self, split: str, data_dir: str) -> list[str]:
+        """A split whose files were not given is named as such, not as missing shards."""
+        if split in SPLITS and split not in self.generated_splits(data_dir):
+            raise FileNotFoundError(f"problem {self.name} in {data_dir} has no {split} "
+                                    f"data: no {split} files were given in {SOURCE}")
+        return super().require_data(split, data_dir)
+
+    def datagen_command(self, data_dir: str) -> str:
+        return super().datagen_command(data_dir) + f" {SOURCE}=..."
+
+    def current(self) -> HParams:
+        if self._current is None:
+            raise RuntimeError(f"{type(self).__name__}: its data options are not loaded "
+                               "yet; call options(data_dir) first")
+        return self._current
