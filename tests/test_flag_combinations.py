@@ -24,6 +24,7 @@ CASES = [
     (t2t_trainer.parser, ["--decode_eval_every_steps=5"], "--decode_eval_examples=10",
      ["--decode_eval_every_steps=0"]),
     (t2t_trainer.parser, ["--generate_data"], "--tmp_dir=raw", []),
+    (t2t_trainer.parser, ["--generate_data"], "--data_options=vocab_size=8000", []),
     (t2t_decoder.parser, ["--decode_from_file=in.txt"], "--decode_to_file=out.txt",
      ["--decode_interactive"]),
     (t2t_decoder.parser, ["--score_file=pairs.tsv"], "--decode_to_file=out.txt", []),
