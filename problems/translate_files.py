@@ -42,7 +42,7 @@ from t2t_lite.data.encoders import TextEncoder
 from t2t_lite.data.problem import SPLITS
 from t2t_lite.data.subword import DEFAULT_CHARACTER_COVERAGE, MODEL_TYPES, SubwordTextEncoder
 from t2t_lite.data.text_files import iter_utf8_lines
-from t2t_lite.hparam import HParams, HParamsError, Range, at_least, one_of
+from t2t_lite.hparam import HParams, HParamsError, Range, at_least, off_or_above, one_of
 from t2t_lite.problems.translate import _SUBWORD_MODEL_SUFFIX, TranslateProblem
 
 SIDES = ("source", "target")
@@ -57,7 +57,7 @@ def vocabulary_options() -> HParams:
     return HParams(
         vocab_type=one_of(*MODEL_TYPES), vocab_size=at_least(3, 8000),
         character_coverage=Range(DEFAULT_CHARACTER_COVERAGE, lambda v: 0 < v <= 1, "in (0, 1]"),
-        vocab_sample=at_least(0, 0), shared_vocab=True,
+        vocab_sample=off_or_above(100, 0), shared_vocab=True,
         vocab_model="", source_vocab_model="", target_vocab_model="")
 
 

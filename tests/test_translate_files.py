@@ -140,6 +140,7 @@ def test_bad_files_are_one_line_naming_file_and_line_and_write_nothing(
      "train is given twice"),
     ("vocab_size=0", "'vocab_size' must be >= 3, got 0"),
     ("character_coverage=1.5", "'character_coverage' must be in (0, 1]"),
+    ("vocab_sample=50", "'vocab_sample' must be 0 (off) or > 100, got 50"),
     ("vocab_type=wordpiece", "'vocab_type' must be one of 'bpe', 'unigram'"),
     ("size=8", "unknown hparam 'size'"),
     ("train={c}/train,dev={c}/valid,source_lang=en,target_lang=de,source_vocab_model=x",
@@ -185,6 +186,21 @@ def test_separate_vocabularies(corpus):
     assert problem.vocab_fingerprint(data_dir) != fingerprint
     with pytest.raises(ValueError, match="encoded with another vocabulary"):
         problem.dataset("dev", data_dir)
+
+
+def test_vocabulary_options_reach_sentencepiece(corpus):
+    from sentencepiece import sentencepiece_model_pb2
+
+    assert _datagen(corpus / "data", f"train={corpus}/train,dev={corpus}/valid,"
+                                     "source_lang=en,target_lang=de,vocab_size=300,"
+                                     "vocab_type=unigram,character_coverage=0.99,"
+                                     "vocab_sample=200") == 0
+    model = sentencepiece_model_pb2.ModelProto()
+    model.ParseFromString((corpus / "data" / "vocab.translate_files.model").read_bytes())
+    spec = model.trainer_spec
+    assert (spec.model_type, spec.vocab_size, spec.input_sentence_size) == (
+        sentencepiece_model_pb2.TrainerSpec.UNIGRAM, 300, 200)
+    assert spec.character_coverage == pytest.approx(0.99)
 
 
 def _user_model(path, lines, **flags):
