@@ -33,7 +33,7 @@ from t2t_lite.data.subword import SubwordTextEncoder
 
 logger = logging.getLogger(__name__)
 
-_SUBWORD_MODEL_SUFFIX = ".model"  # SubwordTextEncoder.build writes PREFIX + ".model"
+SUBWORD_MODEL_SUFFIX = ".model"  # SubwordTextEncoder.build writes PREFIX + ".model"
 _LOG_EVERY_SENTENCES = 1_000_000
 _LINE_BREAKS = re.compile(r"[\r\n]+")
 
@@ -75,7 +75,7 @@ class TranslateProblem(Text2TextProblem):
 
     @property
     def vocab_filename(self) -> str:
-        return f"vocab.{self.name}{_SUBWORD_MODEL_SUFFIX}"
+        return f"vocab.{self.name}{SUBWORD_MODEL_SUFFIX}"
 
     def _check_test_set(self, subset: str) -> None:
         if subset not in self.test_sets:
@@ -105,7 +105,7 @@ class TranslateProblem(Text2TextProblem):
                     self.subword_vocab_size, self.subword_model_type)
         return SubwordTextEncoder.build(
             self._vocab_sentences(itertools.chain([first], pairs)), self.subword_vocab_size,
-            self.subword_model_type, path_prefix=path[:-len(_SUBWORD_MODEL_SUFFIX)],
+            self.subword_model_type, path_prefix=path[:-len(SUBWORD_MODEL_SUFFIX)],
             max_sentences=self.vocab_max_sentences)
 
     def _vocab_sentences(self, pairs: Iterator[dict[str, str]],

@@ -43,7 +43,7 @@ from t2t_lite.data.problem import SPLITS
 from t2t_lite.data.subword import DEFAULT_CHARACTER_COVERAGE, MODEL_TYPES, SubwordTextEncoder
 from t2t_lite.data.text_files import iter_utf8_lines
 from t2t_lite.hparam import HParams, HParamsError, Range, at_least, off_or_above, one_of
-from t2t_lite.problems.translate import _SUBWORD_MODEL_SUFFIX, TranslateProblem
+from t2t_lite.problems.translate import SUBWORD_MODEL_SUFFIX, TranslateProblem
 
 SIDES = ("source", "target")
 REQUIRED_SPLITS = ("train", "dev")
@@ -237,7 +237,7 @@ class FilesProblem(data_options.RecordedOptions, TranslateProblem):
         """The shared model, or the source side's (``vocab_files`` lists both)."""
         options = self.current()
         side = "" if options.shared_vocab else ".source"
-        return f"vocab.{self.name}{side}{_SUBWORD_MODEL_SUFFIX}"
+        return f"vocab.{self.name}{side}{SUBWORD_MODEL_SUFFIX}"
 
     def vocab_paths(self, data_dir: str) -> dict[str, str]:
         """{"inputs": path, "targets": path}: one path twice when shared."""
@@ -245,7 +245,7 @@ class FilesProblem(data_options.RecordedOptions, TranslateProblem):
         if options.shared_vocab:
             path = os.path.join(data_dir, self.vocab_filename)
             return {"inputs": path, "targets": path}
-        return {key: os.path.join(data_dir, f"vocab.{self.name}.{side}{_SUBWORD_MODEL_SUFFIX}")
+        return {key: os.path.join(data_dir, f"vocab.{self.name}.{side}{SUBWORD_MODEL_SUFFIX}")
                 for key, side in zip(("inputs", "targets"), SIDES)}
 
     def vocab_files(self, data_dir: str) -> list[str]:
@@ -273,7 +273,7 @@ class FilesProblem(data_options.RecordedOptions, TranslateProblem):
             SubwordTextEncoder.build(
                 self._vocab_sentences(self.parallel_texts(tmp_dir, "train"), languages),
                 options.vocab_size, options.vocab_type,
-                path_prefix=path[:-len(_SUBWORD_MODEL_SUFFIX)],
+                path_prefix=path[:-len(SUBWORD_MODEL_SUFFIX)],
                 max_sentences=options.vocab_sample,
                 character_coverage=options.character_coverage)
 

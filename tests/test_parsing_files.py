@@ -92,7 +92,6 @@ def test_bad_trees_and_options_write_nothing(treebank, capsys, options, says):
     assert not os.path.exists(treebank / "data" / "parsing_files.data_options.json")
 
 
-@pytest.mark.slow
 def test_treebank_sample_gives_the_registered_problems_data(tmp_path):
     combined = os.path.join(PTB_SAMPLE, "combined")
     if not os.path.isdir(combined):

@@ -267,7 +267,6 @@ MULTI30K_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fi
                             "..", "shared", "data", "multi30k")
 
 
-@pytest.mark.slow
 def test_multi30k_files_give_the_registered_problems_vocabulary_and_shards(tmp_path):
     """The acceptance: translate_files on Multi30k's raw files writes the very bytes of
     translate_ende_multi30k (so training on it is the same run, BLEU included)."""
