@@ -111,6 +111,19 @@ def test_data_options_refused_where_they_do_nothing(corpus, capsys):
     assert not os.path.exists(corpus / "data")
 
 
+def test_trainer_generate_data_records_the_options(corpus, capsys):
+    # --schedule=evaluate stops right after the data (there is no run to evaluate): the wiring
+    # without a training step.
+    line = error_of(capsys, t2t_trainer.main, [
+        "--problem=translate_files", f"--data_dir={corpus}/data", f"--output_dir={corpus}/run",
+        "--model=transformer", "--hparams_set=transformer_tiny", "--generate_data",
+        "--schedule=evaluate", f"--data_options=train={corpus}/train,dev={corpus}/valid,"
+        "source_lang=en,target_lang=de,vocab_size=320"])
+    assert "must be a directory written by t2t-trainer" in line
+    assert data_options.load(registry.problems["translate_files"](),
+                             str(corpus / "data")).vocab_size == 320
+
+
 @pytest.mark.parametrize("files, says", [
     ({"s": "a\nb\n", "t": "A\n"}, "s:2: {d}/t ends at line 1"),
     ({"s": "", "t": ""}, "s:1: the file is empty"),
