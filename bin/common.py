@@ -219,6 +219,14 @@ def add_registry_flags(parser: argparse.ArgumentParser, required: bool = True) -
     add_usr_dir_flags(parser)
 
 
+def add_data_options_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data_options", default="",
+        help="for a problem made from your own files (translate_files, parsing_files, "
+             "text2text_tmpdir): KEY=VALUE,... naming the files and the vocabulary, "
+             "recorded in --data_dir for every later command (README: 'Your own data')")
+
+
 def add_usr_dir_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--t2t_usr_dir", default="",
                         help="a Python package of your own problems/models/hparams to import")

@@ -18,6 +18,7 @@ def parser() -> argparse.ArgumentParser:
                    help="also write the raw source and reference text of --eval_split here, "
                         "for t2t-decoder --decode_from_file / --decode_reference")
     p.add_argument("--eval_split", default="test", help="split (or named test set) to write")
+    common.add_data_options_flag(p)
     p.acts_only("--eval_split", "with --eval_files_dir", lambda args: bool(args.eval_files_dir))
     common.add_usr_dir_flags(p)
     return p
@@ -28,7 +29,7 @@ def generate(argv: Sequence[str] | None) -> int:
     if common.load_registrations(args):
         return 0
     from t2t_lite import output_paths, registry
-    from t2t_lite.data import text_files
+    from t2t_lite.data import data_options, text_files
     for flag in ("problem", "data_dir"):
         if not getattr(args, flag):
             raise ValueError(f"--{flag} is required")
@@ -38,6 +39,7 @@ def generate(argv: Sequence[str] | None) -> int:
             paths.shared_folder(f"--{flag}", getattr(args, flag))
     problem = registry.problems[args.problem]()
     tmp_dir = args.tmp_dir or args.data_dir
+    options = data_options.prepare(problem, args.data_dir, args.data_options, tmp_dir)
     eval_paths = ([os.path.join(args.eval_files_dir, name)
                    for name in problem.eval_file_names(args.eval_split)]
                   if args.eval_files_dir else [])
@@ -45,7 +47,7 @@ def generate(argv: Sequence[str] | None) -> int:
         # Claimed before any work: a user's file of the same name is refused, not replaced.
         for path in eval_paths:
             claims.enter_context(paths.output_file("--eval_files_dir", path))
-        problem.generate_data(args.data_dir, tmp_dir)
+        data_options.generate(problem, args.data_dir, tmp_dir, options)
         if eval_paths:
             for path, lines in zip(eval_paths, problem.eval_lines(tmp_dir, args.eval_split)):
                 text_files.write_lines_atomically(path, lines)

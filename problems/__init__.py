@@ -7,3 +7,5 @@ from t2t_lite.problems import algorithmic  # noqa: F401  (registers on import)
 from t2t_lite.problems import multi30k  # noqa: F401
 from t2t_lite.problems import wmt  # noqa: F401
 from t2t_lite.problems import parsing  # noqa: F401
+from t2t_lite.problems import translate_files  # noqa: F401
+from t2t_lite.problems import parsing_files  # noqa: F401

@@ -33,7 +33,7 @@ from t2t_lite.data.subword import SubwordTextEncoder
 
 logger = logging.getLogger(__name__)
 
-_SUBWORD_MODEL_SUFFIX = ".model"  # SubwordTextEncoder.build writes PREFIX + ".model"
+SUBWORD_MODEL_SUFFIX = ".model"  # SubwordTextEncoder.build writes PREFIX + ".model"
 _LOG_EVERY_SENTENCES = 1_000_000
 _LINE_BREAKS = re.compile(r"[\r\n]+")
 
@@ -75,7 +75,7 @@ class TranslateProblem(Text2TextProblem):
 
     @property
     def vocab_filename(self) -> str:
-        return f"vocab.{self.name}{_SUBWORD_MODEL_SUFFIX}"
+        return f"vocab.{self.name}{SUBWORD_MODEL_SUFFIX}"
 
     def _check_test_set(self, subset: str) -> None:
         if subset not in self.test_sets:
@@ -105,13 +105,15 @@ class TranslateProblem(Text2TextProblem):
                     self.subword_vocab_size, self.subword_model_type)
         return SubwordTextEncoder.build(
             self._vocab_sentences(itertools.chain([first], pairs)), self.subword_vocab_size,
-            self.subword_model_type, path_prefix=path[:-len(_SUBWORD_MODEL_SUFFIX)],
+            self.subword_model_type, path_prefix=path[:-len(SUBWORD_MODEL_SUFFIX)],
             max_sentences=self.vocab_max_sentences)
 
-    def _vocab_sentences(self, pairs: Iterator[dict[str, str]]) -> Iterator[str]:
+    def _vocab_sentences(self, pairs: Iterator[dict[str, str]],
+                         languages: tuple[str, ...] = ()) -> Iterator[str]:
+        """Each pair's sentences in ``languages`` (both, sorted, by default)."""
         count = 0
         for texts in pairs:
-            for language in self.languages:
+            for language in languages or self.languages:
                 yield _one_line(texts[language])
             count += 2
             if count % _LOG_EVERY_SENTENCES == 0:

@@ -28,6 +28,13 @@ def new_run_args(ws, *flags):
                                 "--train_steps=6"], *flags)
 
 
+def files_datagen(ws, train: str) -> list[str]:
+    """translate_files into a new data dir: ``train``'s files, a good dev set."""
+    return ["--problem=translate_files", f"--data_dir={ws.root}/new_data",
+            f"--data_options={train},dev_source={ws.path('in.txt')},"
+            f"dev_target={ws.path('in.txt')}"]
+
+
 @dataclasses.dataclass
 class Case:
     name: str
@@ -416,6 +423,32 @@ CASES = [
                      f"--data_dir={ws.root}/new_data", f"--eval_files_dir={ws.root}/new_eval",
                      "--eval_split=val"],
          "unknown split 'val'; expected one of train, dev, test"),
+    Case("data options for a problem that takes none", t2t_datagen.main,
+         lambda ws: ["--problem=tiny_reverse_binary", f"--t2t_usr_dir={USR_DIR}",
+                     f"--data_dir={ws.root}/new_data", "--data_options=vocab_size=8"],
+         "problem tiny_reverse_binary takes no data options"),
+    Case("data options without --generate_data", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--data_options=vocab_size=8"),
+         "--data_options acts only with --generate_data"),
+    Case("translation files of different lengths", t2t_datagen.main,
+         lambda ws: files_datagen(ws, f"train_source={ws.path('in.txt')},"
+                                      f"train_target={ws.path('one_line.txt')}"),
+         "one_line.txt ends at line 1; the two files must be line-aligned"),
+    Case("an empty translation file", t2t_datagen.main,
+         lambda ws: files_datagen(ws, f"train_source={ws.path('empty.txt')},"
+                                      f"train_target={ws.path('empty.txt')}"),
+         "empty.txt:1: the file is empty"),
+    Case("a pairs file without tabs", t2t_datagen.main,
+         lambda ws: files_datagen(ws, f"train_pairs={ws.path('in.txt')}"),
+         "in.txt:1: no tab; a pairs file holds SOURCE<TAB>TARGET"),
+    Case("a data option out of range", t2t_datagen.main,
+         lambda ws: files_datagen(ws, f"train_pairs={ws.path('in.txt')},vocab_size=0"),
+         "--data_options: hparam 'vocab_size' must be >= 3, got 0"),
+    Case("unreadable trees from files", t2t_datagen.main,
+         lambda ws: ["--problem=parsing_files", f"--data_dir={ws.root}/new_data",
+                     f"--data_options=train={ws.path('gold.trees')},"
+                     f"dev={ws.path('unbalanced.trees')}"],
+         "unbalanced.trees:1"),
     Case("averaging into an empty --output_dir", t2t_avg_all.main,
          lambda ws: [f"--model_dir={ws.output_dir}", "--output_dir="],
          "--output_dir is empty"),

@@ -63,6 +63,11 @@ SETS = ["my_very_small_transformer", "lstm_luong_multi30k", "lstm_seq2seq_multi3
 MADE_FOR = {("transformer", "my_very_small_transformer"),
             ("lstm_seq2seq_attention_luong", "lstm_luong_multi30k"),
             ("lstm_seq2seq", "lstm_seq2seq_multi30k")}
+# --data_options: wrong for the run's problem (it takes none) unless empty; valid, bad and
+# out-of-range ones for translate_files (whose vocabulary cannot fit a tiny corpus).
+DATA_OPTIONS = ["", "vocab_size=3", "vocab_size=0", "nope=1", "train_pairs=files/pairs.tsv",
+                "train_pairs=files/pairs.tsv,dev_pairs=files/pairs.tsv,vocab_size=300",
+                "train_pairs=files/in.txt,dev_pairs=files/in.txt", "train=[1,2]"]
 CHECKPOINTS = ["run/ckpt-4", "run/ckpt-99", "truncated_run/ckpt-4", "files/notes.txt",
                "run", "copy_run/ckpt-2", ""]
 # What t2t-trainer --warm_start_from may start a new run from: a run, an average, one
@@ -152,7 +157,8 @@ COMMANDS = [
         "--model": MODELS, "--hparams_set": SETS, "--warm_start_from": WARM_STARTS,
         "--schedule": ["train", "evaluate", "continuous_train_and_eval", "nope", ""],
         "--best_checkpoint_metric": ["loss", "sequence_accuracy", "bleu", "nope", ""],
-        "--patience": INTS, "--min_improvement": FLOATS},
+        "--patience": INTS, "--min_improvement": FLOATS,
+        "--data_options": DATA_OPTIONS},
         COMMON + ["--data_dir={data}", "--output_dir={run}", "--train_steps=6",
                   "--schedule=train", "--log_every_steps=1"], trainer_outputs, 10),
     Command("t2t-avg-all", t2t_avg_all.main, {
@@ -182,7 +188,8 @@ COMMANDS = [
         "--data_dir": FOLDERS, "--tmp_dir": FOLDERS,
         # Fewer folders than FOLDERS, so that a user's folder is drawn often.
         "--eval_files_dir": ["new_dir", "user_folder", "run", "data", "files/notes.txt", ""],
-        "--problem": ["tiny_reverse_binary", "nope", ""], "--eval_split": ["dev", "val", ""]},
+        "--problem": ["tiny_reverse_binary", "translate_files", "nope", ""],
+        "--eval_split": ["dev", "val", ""], "--data_options": DATA_OPTIONS},
         ["--problem=tiny_reverse_binary", f"--t2t_usr_dir={USR_DIR}", "--data_dir={data}",
          "--eval_files_dir={new_dir}"],
         lambda drawn: [], 20, adds_to=datagen_folders),
@@ -241,6 +248,10 @@ def _refused_combinations(name: str, drawn: dict[str, str]) -> list[str]:
         for flag in ("--patience", "--min_improvement"):
             if flag in drawn and metric is None:
                 refused.append(f"{flag} without --best_checkpoint_metric")
+    if drawn.get("--data_options") and (name == "t2t-trainer" or drawn.get(
+            "--problem", "tiny_reverse_binary") != "translate_files"):
+        refused.append("--data_options where they do nothing")  # no --generate_data, or
+        # a problem that takes none
     if name == "t2t-exporter" and set(_pairs(drawn.get("--decode_hparams", ""))) & EXPORT_UNUSED:
         refused.append("--decode_hparams the export does not use")
     if (name == "t2t-decoder" and drawn.get("--ensemble") == drawn.get("--output_dir", "run")

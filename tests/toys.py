@@ -126,8 +126,8 @@ class NumberWordsToDigits(Text2TextProblem):
     def target_vocab_filename(self) -> str:
         return f"vocab.{self.name}.targets.txt"
 
-    def vocab_paths(self, data_dir: str) -> list[str]:
-        return [*super().vocab_paths(data_dir),
+    def vocab_files(self, data_dir: str) -> list[str]:
+        return [*super().vocab_files(data_dir),
                 os.path.join(data_dir, self.target_vocab_filename)]
 
     def generate_data(self, data_dir: str, tmp_dir: str) -> None:

@@ -91,16 +91,17 @@ class Problem(abc.ABC):
         encoders = self.feature_encoders(data_dir)
         return encoders.get("inputs", encoders["targets"]) is encoders["targets"]
 
-    def vocab_paths(self, data_dir: str) -> list[str]:
+    def vocab_files(self, data_dir: str) -> list[str]:
         """The vocabulary files in ``data_dir`` (``vocab_filename``'s by default; a
-        problem with a file per side names both)."""
+        problem with a file per side names both): ``vocab_fingerprint`` caches by
+        their contents."""
         name = getattr(self, "vocab_filename", "")
         return [os.path.join(data_dir, name)] if name else []
 
     def vocab_fingerprint(self, data_dir: str) -> str:
         """A short hash of the vocabulary: tells runs, checkpoints and shards written
         with another one (of the same size) from this one."""
-        paths = self.vocab_paths(data_dir)
+        paths = self.vocab_files(data_dir)
         cache_key = None
         if paths and all(os.path.isfile(path) for path in paths):
             files = hashlib.sha256()
@@ -122,6 +123,21 @@ class Problem(abc.ABC):
         if cache_key:
             _FINGERPRINTS[cache_key] = fingerprint
         return fingerprint
+
+    def data_options(self) -> HParams | None:
+        """The options a user gives this problem's data (``--data_options``: its
+        files, its vocabulary), declared with their ranges; None (the default): the
+        class fixes its data. ``data/data_options.py`` records them in ``data_dir``."""
+        return None
+
+    def resolve_data_options(self, options: HParams, tmp_dir: str) -> HParams:
+        """``options`` as given, made whole: paths absolute, files found, keys that
+        go together checked (one-line errors); ``tmp_dir`` is the datagen's."""
+        return options
+
+    def check_data_inputs(self, options: HParams) -> None:
+        """Reads the input that ``options`` name through before anything is written,
+        raising one line naming FILE:LINE at the first fault."""
 
     def decode_hparams_defaults(self) -> dict:
         """Decoding settings this problem needs (e.g. beam size, alpha); none by default."""
@@ -223,7 +239,7 @@ class Problem(abc.ABC):
             recorded = json.load(f).get("vocab_fingerprint")
         current = self.vocab_fingerprint(data_dir)
         if recorded != current:
-            vocabulary = " and ".join(self.vocab_paths(data_dir)) or "the problem's"
+            vocabulary = " and ".join(self.vocab_files(data_dir)) or "the problem's"
             raise ValueError(
                 f"the {self.name} shards in {data_dir} were encoded with another vocabulary "
                 f"than {vocabulary} (fingerprint "
@@ -289,6 +305,11 @@ class Text2TextProblem(Problem):
         os.replace(path + ".incomplete", path)
         logger.info("%s: wrote vocabulary of %d ids to %s", self.name, encoder.vocab_size, path)
 
+    def generated_splits(self, data_dir: str) -> tuple[str, ...]:
+        """The splits ``generate_data`` writes: all (a problem of the user's files
+        writes those given)."""
+        return SPLITS
+
     def _encoded_samples(self, data_dir: str, tmp_dir: str, split: str,
                          encoders: dict[str, TextEncoder]) -> Iterator[dict[str, list[int]]]:
         for sample in self.generate_samples(data_dir, tmp_dir, split):
@@ -305,7 +326,7 @@ class Text2TextProblem(Problem):
         self._write_vocab(data_dir, tmp_dir)
         encoders = self.feature_encoders(data_dir)
         self.check_shards_vocabulary(data_dir)  # shards kept below must be this vocabulary's
-        for split in SPLITS:
+        for split in self.generated_splits(data_dir):
             paths = self.shard_paths(data_dir, split)
             if all(os.path.exists(path) for path in paths):
                 logger.info("%s: %s shards exist, skipping", self.name, split)

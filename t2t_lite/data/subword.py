@@ -37,6 +37,7 @@ logger = logging.getLogger(__name__)
 
 UNK_ID = NUM_RESERVED_IDS  # the first id after PAD and EOS
 MODEL_TYPES = ("bpe", "unigram")
+DEFAULT_CHARACTER_COVERAGE = 0.9995  # sentencepiece's own default
 _WHITESPACE_MARK = "\u2581"
 
 
@@ -64,15 +65,17 @@ class SubwordTextEncoder(TextEncoder):
 
     @classmethod
     def build(cls, text_iterator: Iterable[str], vocab_size: int, model_type: str = "bpe",
-              *, path_prefix: str, max_sentences: int = 0,
-              seed: int = 1) -> "SubwordTextEncoder":
+              *, path_prefix: str, max_sentences: int = 0, seed: int = 1,
+              character_coverage: float = DEFAULT_CHARACTER_COVERAGE) -> "SubwordTextEncoder":
         """Trains a vocabulary on ``text_iterator`` and saves it as ``path_prefix + ".model"``.
 
         When that file already exists it is loaded instead and ``text_iterator`` is
         not read. ``text_iterator`` yields sentences of every language that shares
         the vocabulary. ``vocab_size`` counts every id (reserved and byte pieces
         included). ``max_sentences`` > 0 trains on that many sentences sampled with
-        ``seed``; 0 uses all. Training is deterministic: fixed seed, one thread
+        ``seed``; 0 uses all. ``character_coverage``: the share of the text's
+        characters that get pieces of their own (the rarest others are spelled in
+        bytes). Training is deterministic: fixed seed, one thread
         (multi-threaded unigram training is not reproducible).
         """
         model_path = path_prefix + ".model"
@@ -92,6 +95,7 @@ class SubwordTextEncoder(TextEncoder):
                 pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
                 byte_fallback=True, normalization_rule_name="identity",
                 remove_extra_whitespaces=False, input_sentence_size=max_sentences,
+                character_coverage=character_coverage,
                 shuffle_input_sentence=True, num_threads=1, minloglevel=2)
         except RuntimeError as err:
             raise ValueError(f"sentencepiece could not train a {vocab_size}-token "
@@ -101,6 +105,39 @@ class SubwordTextEncoder(TextEncoder):
         logger.info("trained the vocabulary in %.0f s: %s", time.monotonic() - started,
                     model_path)
         return encoder
+
+    @classmethod
+    def adopt(cls, path: str) -> "SubwordTextEncoder":
+        """A user's own sentencepiece model (``path``), its special pieces moved to
+        this project's reserved ids: PAD 0, EOS 1, unknown 2, no BOS (a model trained
+        with sentencepiece's defaults has unknown 0, BOS 1, EOS 2 and no PAD). Every
+        other piece keeps its text, score and order: the model splits text as before,
+        only the ids move (by up to 3 places, and its size by up to +1 or -1)."""
+        from sentencepiece import sentencepiece_model_pb2
+
+        model = sentencepiece_model_pb2.ModelProto()
+        try:
+            with open(path, "rb") as f:
+                model.ParseFromString(f.read())
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no such sentencepiece model: {path}") from None
+        except Exception as error:  # protobuf's DecodeError and its kin
+            raise ValueError(f"{path} is not a sentencepiece model ({error})") from None
+        piece_type = sentencepiece_model_pb2.ModelProto.SentencePiece
+        if not any(p.type == piece_type.NORMAL for p in model.pieces):
+            raise ValueError(f"{path} is not a sentencepiece model (it has no pieces)")
+        spec = model.trainer_spec
+        special = {spec.pad_id, spec.eos_id, spec.unk_id, spec.bos_id} - {-1}
+        kept = [piece for i, piece in enumerate(model.pieces) if i not in special]
+        del model.pieces[:]
+        for text, kind in (("<pad>", piece_type.CONTROL), ("</s>", piece_type.CONTROL),
+                           ("<unk>", piece_type.UNKNOWN)):
+            model.pieces.add(piece=text, score=0.0, type=kind)
+        model.pieces.extend(kept)
+        spec.pad_id, spec.eos_id, spec.unk_id, spec.bos_id = PAD_ID, EOS_ID, UNK_ID, -1
+        spec.pad_piece, spec.eos_piece, spec.unk_piece = "<pad>", "</s>", "<unk>"
+        spec.vocab_size = len(model.pieces)
+        return cls(model.SerializeToString())
 
     @property
     def vocab_size(self) -> int:

@@ -46,7 +46,8 @@ def shard_pattern(data_dir: str, name: str, split: str, num_shards: int) -> str:
 def _serialize(example: Mapping[str, Sequence[int]]) -> bytes:
     features = {key: tf.train.Feature(int64_list=tf.train.Int64List(value=list(ids)))
                 for key, ids in example.items()}
-    return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
+    return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString(
+        deterministic=True)  # keys sorted: the same examples give the same bytes
 
 
 def write_shards(examples: Iterable[Mapping[str, Sequence[int]]], paths: Sequence[str]) -> int:
