@@ -31,11 +31,12 @@ mkdir -p "$C"
 # 1. The corpus as a user would have it: plain files, one sentence a line.
 if [ ! -f "$C/mono.de" ]; then
     for lang in en de; do
-        zcat "$RAW_DIR/train.$lang.gz" | head -n "$HALF" > "$C/para.$lang"
+        # sed, not head: head's early exit would fail the pipe under pipefail.
+        zcat "$RAW_DIR/train.$lang.gz" | sed -n "1,${HALF}p" > "$C/para.$lang"
         zcat "$RAW_DIR/val.$lang.gz" > "$C/val.$lang"
         zcat "$RAW_DIR/test_2016_flickr.$lang.gz" > "$C/test.$lang"
     done
-    zcat "$RAW_DIR/train.de.gz" | tail -n "+$((HALF + 1))" > "$C/mono.de.partial"
+    zcat "$RAW_DIR/train.de.gz" | sed -n "$((HALF + 1)),\$p" > "$C/mono.de.partial"
     mv "$C/mono.de.partial" "$C/mono.de"
 fi
 
