@@ -18,6 +18,7 @@ from t2t_lite.decoding.settings import DecodeSettings, decode_hparams
 from t2t_lite.hparam import HParamsError
 from t2t_lite.hparams.transformer import transformer_base, transformer_big, transformer_tiny
 from t2t_lite.layers.embedding import sinusoid_position_encoding
+from t2t_lite.layers.transformer_blocks import DecoderBlock, EncoderBlock
 from t2t_lite.models.base import Seq2SeqModel, shift_right
 from t2t_lite.models.transformer import Transformer
 from t2t_lite.precision import copy_weights, dtype_policy
@@ -152,12 +153,12 @@ def test_decode_state_is_once_per_input_with_cache_buffers_written_a_step_at_a_t
         assert new_state[key] is state[key]
 
 
-@pytest.mark.parametrize("beam_size", [1, 4])
-def test_a_decode_step_runs_no_shape_arithmetic(beam_size):
+@pytest.mark.parametrize("beam_size, relative", [(1, False), (4, False), (4, True)])
+def test_a_decode_step_runs_no_shape_arithmetic(beam_size, relative):
     """A decode step runs once per output token, so every op in it counts (see
     t2t_lite/layers/projection.py): with only the batch unknown, no reshape in
     it may need the tensor's runtime shape."""
-    model = tiny_model()
+    model = tiny_model(**(RELATIVE if relative else {}))
     state = model.initial_decode_state(model.encode(INPUTS), tf.constant(6), beam_size)
     # Dynamic: the batch, the source length and the decode's length.
     state_spec = {key: tf.TensorSpec([None, *value.shape[1:2], None, *value.shape[3:]]
@@ -197,6 +198,18 @@ def test_reordered_beams_continue_the_histories_they_are_given(xla, relative):
         np.testing.assert_allclose(logits[row], _decoded_alone(model, history, item),
                                    atol=1e-5, err_msg=f"row {row}")
     assert not np.allclose(logits[0], logits[2], atol=1e-3)  # the last id matters
+
+
+@pytest.mark.parametrize("kind", [EncoderBlock, DecoderBlock])
+def test_blocks_get_config_round_trip(kind):
+    config = {"hidden_size": 8, "filter_size": 16, "num_heads": 2, "key_channels": 4,
+              "residual_dropout": 0.1, "normalize_before": True, "max_relative_position": 3}
+    block = kind(**config, name="block")
+    twin = kind.from_config(block.get_config())
+    assert twin.get_config() == block.get_config()
+    assert twin.self_attention.max_relative_position == 3
+    if kind is DecoderBlock:  # relative positions are the self-attention's only
+        assert "max_relative_position" not in twin.cross_attention.get_config()
 
 
 def test_shared_embedding_is_one_scaled_variable_reused_for_softmax():
