@@ -25,7 +25,9 @@ The training defaults are the paper's: Adam(0.9, 0.98, 1e-9), the rsqrt_decay
 schedule with 4000 warmup steps, label smoothing 0.1, batches of 4096 tokens.
 
 tensor2tensor's own set names (transformer_base_v1 ... transformer_big_enfr) are
-at the end, as T2T means them; its TPU sets are refused, naming the set to use.
+at the end, as T2T means them, then the transformer_relative sets (each the set of
+its name without "relative", with relative positions instead of sinusoids); T2T's
+TPU sets are refused, naming the set to use.
 """
 from t2t_lite.hparam import HParams, at_least, fraction, one_of
 from t2t_lite.hparams.common import basic_params
