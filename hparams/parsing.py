@@ -15,7 +15,8 @@ softmax, since inputs and targets share one vocabulary. Decode settings (beam
 21, alpha 0.3, input length + 300) come from the problem, not from here.
 """
 from t2t_lite.hparam import HParams
-from t2t_lite.hparams.transformer import transformer_base, transformer_small, transformer_tiny
+from t2t_lite.hparams.transformer import (transformer_base, transformer_small, transformer_tiny,
+                                          with_relative_positions)
 from t2t_lite.registry import register_hparams
 
 
@@ -73,3 +74,17 @@ def transformer_parsing_sample() -> HParams:
     hparams = _for_parsing(transformer_parsing_small(), dropout=0.2)
     hparams.word_dropout = 0.25
     return hparams
+
+
+@register_hparams
+def transformer_relative_parsing() -> HParams:
+    """transformer_parsing with relative positions (Shaw et al.) instead of sinusoids:
+    a linearized tree is about three times as long as its sentence, and its far
+    positions, rare in training, have no absolute signal to learn well."""
+    return with_relative_positions(transformer_parsing())
+
+
+@register_hparams
+def transformer_relative_parsing_sample() -> HParams:
+    """transformer_parsing_sample (the treebank sample's recipe) with relative positions."""
+    return with_relative_positions(transformer_parsing_sample())

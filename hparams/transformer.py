@@ -11,23 +11,32 @@ model shape     hidden_size (d_model), filter_size (d_ff), num_heads,
 regularisation  layer_prepostprocess_dropout (sub-layer outputs and
                 embeddings+positions), attention_dropout, relu_dropout
 structure       normalize_before (pre-norm; False = the paper's post-norm),
-                position_embedding ("timing" sinusoids or "learned"; learned
-                ones make max_length part of the model's shape),
+                position_embedding ("timing" sinusoids, "learned", or "none"
+                with relative positions only; learned ones make max_length
+                part of the model's shape),
                 shared_embedding_and_softmax_weights (one matrix for source
                 embedding, target embedding and softmax; with separate source
                 and target vocabularies, for the target embedding and softmax)
+positions       self_attention_type ("dot_product"; "dot_product_relative": Shaw
+                et al. 2018's relative position representations in the encoder's
+                and the decoder's self-attention, keys and values, with
+                max_relative_position, the distance they are clipped at; T2T's
+                names; 0 with dot_product)
 
 The training defaults are the paper's: Adam(0.9, 0.98, 1e-9), the rsqrt_decay
 schedule with 4000 warmup steps, label smoothing 0.1, batches of 4096 tokens.
 
 tensor2tensor's own set names (transformer_base_v1 ... transformer_big_enfr) are
-at the end, as T2T means them; its TPU sets are refused, naming the set to use.
+at the end, as T2T means them, then the transformer_relative sets (each the set of
+its name without "relative", with relative positions instead of sinusoids); T2T's
+TPU sets are refused, naming the set to use.
 """
 from t2t_lite.hparam import HParams, at_least, fraction, one_of
 from t2t_lite.hparams.common import basic_params
 from t2t_lite.registry import hparams_sets, register_hparams
 
-POSITION_EMBEDDINGS = ("timing", "learned")
+POSITION_EMBEDDINGS = ("timing", "learned", "none")
+SELF_ATTENTION_TYPES = ("dot_product", "dot_product_relative")
 
 
 def _heads_split_channels(hparams: HParams) -> str | None:
@@ -38,6 +47,23 @@ def _heads_split_channels(hparams: HParams) -> str | None:
             named = key if getattr(hparams, key) else "hidden_size"
             return (f"{named}={channels} is not divisible by num_heads={hparams.num_heads}: "
                     "each head takes an equal share")
+    return None
+
+
+def _positions_are_read(hparams: HParams) -> str | None:
+    """The model learns word order from somewhere, and max_relative_position is read."""
+    relative = hparams.self_attention_type == "dot_product_relative"
+    if relative and hparams.max_relative_position < 1:
+        return ("self_attention_type=dot_product_relative needs max_relative_position >= 1 "
+                "(the distance relative positions are clipped at; T2T's sets use 20)")
+    if not relative and hparams.max_relative_position:
+        return (f"max_relative_position={hparams.max_relative_position} is read only with "
+                f"self_attention_type=dot_product_relative (not {hparams.self_attention_type}):"
+                " set that, or max_relative_position=0")
+    if not relative and hparams.position_embedding == "none":
+        return ("position_embedding=none leaves a Transformer with "
+                f"self_attention_type={hparams.self_attention_type} blind to word order: "
+                "use position_embedding=timing or self_attention_type=dot_product_relative")
     return None
 
 
@@ -58,7 +84,9 @@ def transformer_base() -> HParams:
         normalize_before=False,
         position_embedding=one_of(*POSITION_EMBEDDINGS),
         shared_embedding_and_softmax_weights=True,
-    ).add_rule(_heads_split_channels)
+        self_attention_type=one_of(*SELF_ATTENTION_TYPES),
+        max_relative_position=at_least(0, 0),
+    ).add_rule(_heads_split_channels).add_rule(_positions_are_read)
 
 
 @register_hparams
@@ -279,6 +307,59 @@ def transformer_big_enfr() -> HParams:
     hparams.filter_size = 8192
     hparams.shared_embedding_and_softmax_weights = False
     return hparams
+
+
+# Shaw et al. 2018's relative position representations, as T2T's transformer_relative
+# sets have them: in the self-attention of both stacks, clipped at distance 20, and
+# no absolute positions. Each is the set of its name without "relative", changed so.
+def with_relative_positions(hparams: HParams) -> HParams:
+    """``hparams`` with relative positions (clipped at 20) in place of absolute ones."""
+    hparams.position_embedding = "none"
+    hparams.self_attention_type = "dot_product_relative"
+    hparams.max_relative_position = 20
+    return hparams
+
+
+@register_hparams
+def transformer_relative() -> HParams:
+    """T2T's transformer_relative: its base (transformer_base_v3 here) with relative
+    positions instead of sinusoids."""
+    return with_relative_positions(transformer_base_v3())
+
+
+@register_hparams
+def transformer_relative_big() -> HParams:
+    """T2T's transformer_relative_big: its transformer_big (big_dr1's shape, 2048-token
+    batches, dropout 0.3) with relative positions instead of sinusoids."""
+    hparams = transformer_big_dr1()
+    hparams.batch_size = 2048
+    hparams.layer_prepostprocess_dropout = 0.3
+    return with_relative_positions(hparams)
+
+
+@register_hparams
+def transformer_relative_small() -> HParams:
+    """transformer_small with relative positions instead of sinusoids."""
+    return with_relative_positions(transformer_small())
+
+
+@register_hparams
+def transformer_relative_tiny() -> HParams:
+    """transformer_tiny with relative positions instead of sinusoids (T2T's
+    transformer_relative_tiny is its tiny shape on transformer_relative too)."""
+    return with_relative_positions(transformer_tiny())
+
+
+@register_hparams
+def transformer_relative_multi30k() -> HParams:
+    """transformer_multi30k with relative positions instead of sinusoids."""
+    return with_relative_positions(transformer_multi30k())
+
+
+@register_hparams
+def transformer_relative_multi30k_tiny() -> HParams:
+    """transformer_multi30k_tiny with relative positions instead of sinusoids."""
+    return with_relative_positions(transformer_multi30k_tiny())
 
 
 # T2T's TPU sets train with Adafactor on fixed-length batches, neither of which

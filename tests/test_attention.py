@@ -1,7 +1,9 @@
-"""Tests for t2t_lite.layers.attention: masks, cached decoding, projections.
+"""Tests for t2t_lite.layers.attention (and relative_positions): masks, cached
+decoding, projections, relative position representations.
 
-Values are checked against the paper's formula (section 3.2.1-3.2.2) written out in
-NumPy below, and against one small example worked out by hand."""
+Values are checked against the paper's formula (section 3.2.1-3.2.2) and Shaw et
+al.'s relative one (section 3) written out in NumPy below, and against small
+examples worked out by hand."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -9,6 +11,7 @@ import tensorflow as tf
 from t2t_lite.contracts.decode_state import decode_loop_shapes
 from t2t_lite.layers.attention import (MASK_VALUE, CrossAttention, SelfAttention, causal_bias,
                                        padding_bias)
+from t2t_lite.layers.relative_positions import relative_position_ids
 
 HIDDEN, HEADS = 8, 2
 
@@ -23,21 +26,36 @@ def random_inputs(*shape: int, seed: int = 0) -> tf.Tensor:
     return tf.constant(np.random.default_rng(seed).normal(size=shape), tf.float32)
 
 
-def reference_attention(queries_from, memory, wq, wk, wv, wo, heads, allowed):
+def reference_attention(queries_from, memory, wq, wk, wv, wo, heads, allowed, relative=None):
     """Multi-head attention written from the paper's formulas in NumPy, head by head:
     head_i = softmax(Q_i K_i^T / sqrt(d_k)) V_i over the allowed keys only, with Q_i, K_i, V_i
     the i-th blocks of channels of x Wq, memory Wk, memory Wv; output Concat(heads) Wo.
-    ``allowed`` is bool [B, Lq, Lk]; every query must have at least one allowed key."""
+    ``allowed`` is bool [B, Lq, Lk]; every query must have at least one allowed key.
+
+    ``relative`` (table_k [2k+1, d_k], table_v [2k+1, d_v], k): Shaw et al.'s eq. (3)-(5),
+    pair by pair: e_qj = q_q (k_j + a^K_qj)^T / sqrt(d_k), z_q = sum_j w_qj (v_j + a^V_qj),
+    a_qj = table[clip(j - q, -k, k) + k], the same tables for every head."""
     q, k, v = queries_from @ wq, memory @ wk, memory @ wv
     d_k, d_v = q.shape[-1] // heads, v.shape[-1] // heads
     outputs = []
     for i in range(heads):
         q_i, k_i = q[..., i * d_k:(i + 1) * d_k], k[..., i * d_k:(i + 1) * d_k]
-        scores = q_i @ np.swapaxes(k_i, -1, -2) / np.sqrt(d_k)
+        v_i = v[..., i * d_v:(i + 1) * d_v]
+        if relative is None:
+            scores = q_i @ np.swapaxes(k_i, -1, -2) / np.sqrt(d_k)
+        else:
+            table_k, table_v, max_distance = relative
+            rows = [[min(max(j - row, -max_distance), max_distance) + max_distance
+                     for j in range(k.shape[1])] for row in range(q.shape[1])]
+            a_k, a_v = table_k[rows], table_v[rows]  # [Lq, Lk, d]
+            scores = np.einsum("bqd,bqjd->bqj", q_i, k_i[:, None] + a_k[None]) / np.sqrt(d_k)
         scores = np.where(allowed, scores, -np.inf)
         weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
         weights /= weights.sum(axis=-1, keepdims=True)
-        outputs.append(weights @ v[..., i * d_v:(i + 1) * d_v])
+        if relative is None:
+            outputs.append(weights @ v_i)
+        else:
+            outputs.append(np.einsum("bqj,bqjd->bqd", weights, v_i[:, None] + a_v[None]))
     return np.concatenate(outputs, axis=-1) @ wo
 
 
@@ -92,6 +110,62 @@ def test_multi_head_self_attention_matches_the_formula():
     np.testing.assert_allclose(layer(x, bias).numpy(), expected, atol=1e-5)
 
 
+def test_relative_position_ids_clip_the_distance_key_minus_query():
+    # Keys farther than k = 2 share the end rows 0 (left) and 4 (right); row 2 is the query.
+    ids = relative_position_ids(tf.range(4)[:, None], tf.range(6)[None, :], 2).numpy()
+    np.testing.assert_array_equal(ids, [[2, 3, 4, 4, 4, 4], [1, 2, 3, 4, 4, 4],
+                                        [0, 1, 2, 3, 4, 4], [0, 0, 1, 2, 3, 4]])
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_relative_self_attention_matches_shaw_et_al(causal):
+    # Length 6 and k = 2: distances clipped on both sides; d_k = 2, d_v = 4; the tables
+    # shared by the two heads; padding of the second sentence's last two keys.
+    layer = make_self_attention(key_channels=4, max_relative_position=2)
+    assert tuple(layer.relative_position_keys.shape) == (5, 2)
+    assert tuple(layer.relative_position_values.shape) == (5, HIDDEN // HEADS)
+    x = random_inputs(2, 6, HIDDEN, seed=5)
+    padding = np.array([[0] * 6, [0, 0, 0, 0, 1, 1]], np.float32)
+    bias = padding_bias(tf.constant(padding))
+    allowed = np.broadcast_to(padding[:, None, :] == 0, (2, 6, 6))
+    if causal:
+        bias += causal_bias(tf.constant(6))
+        allowed = allowed & np.tril(np.ones((6, 6), bool))[None]
+    wq, wk, wv = np.split(layer.qkv_kernel.numpy(), [4, 8], axis=1)
+    tables = (layer.relative_position_keys.numpy(), layer.relative_position_values.numpy(), 2)
+    expected = reference_attention(x.numpy(), x.numpy(), wq, wk, wv,
+                                   layer.output_kernel.numpy(), HEADS, allowed, tables)
+    np.testing.assert_allclose(layer(x, bias).numpy(), expected, atol=1e-5)
+    plain = reference_attention(x.numpy(), x.numpy(), wq, wk, wv,
+                                layer.output_kernel.numpy(), HEADS, allowed)
+    assert not np.allclose(expected, plain, atol=1e-3)  # the tables matter
+
+
+def test_relative_attention_sees_distances_not_places():
+    """Without absolute positions, the same words give the same outputs wherever they
+    stand, as long as every distance within them is the same (the keys padded away)."""
+    layer = make_self_attention(max_relative_position=3)
+    words = random_inputs(1, 3, HIDDEN, seed=6)
+    other = random_inputs(1, 2, HIDDEN, seed=7)
+    shifted = tf.concat([other, words], axis=1)
+    alone = layer(words).numpy()
+    hidden_before = padding_bias(tf.constant([[1.0, 1.0, 0.0, 0.0, 0.0]]))
+    np.testing.assert_allclose(layer(shifted, hidden_before).numpy()[:, 2:], alone, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind, config", [
+    (SelfAttention, {"hidden_size": 8, "num_heads": 2, "key_channels": 4,
+                     "max_relative_position": 3, "dropout": 0.1}),
+    (CrossAttention, {"hidden_size": 8, "num_heads": 2, "value_channels": 4})])
+def test_get_config_round_trip(kind, config):
+    layer = kind(**config, name="attention")
+    twin = kind.from_config(layer.get_config())
+    assert twin.get_config() == layer.get_config()
+    assert all(twin.get_config()[key] == value for key, value in config.items())
+    with pytest.raises(ValueError, match="max_relative_position=-1 is negative"):
+        SelfAttention(8, 2, max_relative_position=-1)
+
+
 def test_causal_self_attention_ignores_later_positions():
     layer = make_self_attention()
     x = random_inputs(2, 5, HIDDEN)
@@ -111,12 +185,15 @@ def test_padding_bias_hides_padded_keys():
                                layer(changed, bias).numpy()[:, :2], atol=1e-6)
 
 
-@pytest.mark.parametrize("whole_buffer", [False, True])
-def test_cached_decoding_matches_causal_attention_in_tf_function(whole_buffer):
+@pytest.mark.parametrize("whole_buffer, max_relative_position", [
+    (False, 0), (True, 0), (False, 2), (True, 2)])
+def test_cached_decoding_matches_causal_attention_in_tf_function(whole_buffer,
+                                                                 max_relative_position):
     """A buffer two steps longer than the decode, written a step at a time: attending
     over the entries written (no XLA), or over the whole buffer with a bias that
-    hides the rest (XLA's fixed shapes), gives causal attention."""
-    layer = make_self_attention(key_channels=4)
+    hides the rest (XLA's fixed shapes), gives causal attention (relative positions
+    too: clipped at 2 over 5 steps, each step sees clipped and unclipped ones)."""
+    layer = make_self_attention(key_channels=4, max_relative_position=max_relative_position)
     x = random_inputs(3, 5, HIDDEN)
     expected = layer(x, causal_bias(tf.constant(5))).numpy()
 

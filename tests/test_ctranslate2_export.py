@@ -12,7 +12,8 @@ from t2t_lite import registry
 from t2t_lite.builtins import load_builtins
 from t2t_lite.bin import t2t_decoder, t2t_exporter, t2t_trainer
 from t2t_lite.data.encoders import TokenTextEncoder
-from t2t_lite.export.ctranslate2_spec import transformer_spec, translate_lines, vocabulary
+from t2t_lite.export.ctranslate2_spec import (CTranslate2ExportError, check_convertible,
+                                              transformer_spec, translate_lines, vocabulary)
 from t2t_lite.models.transformer import Transformer
 from toys import TranslateEnxxExportTest  # registers PROBLEM: upper-cased sentences
 
@@ -23,6 +24,9 @@ WORDS = TranslateEnxxExportTest.words
 LINES = [" ".join(WORDS[(i * 7 + k * 5) % len(WORDS)] for k in range(2 + i % 4))
          for i in (3, 10, 17, 41)]
 LINES += ["", "the dog runs"]
+# Shaw et al.'s relative positions, clipped at 2, without absolute ones: what CTranslate2
+# takes (its relative models have no position table).
+RELATIVE = "self_attention_type=dot_product_relative,max_relative_position=2,position_embedding=none"
 
 
 def train(root, model, hparams_set, hparams, steps):
@@ -116,10 +120,12 @@ def test_sentencepiece_pieces_are_the_model_tokens(trained):
     ("num_encoder_layers=1,num_decoder_layers=3,normalize_before=false", None),
     # Separate vocabularies (a tied target embedding and softmax, or none tied).
     ("normalize_before=false", 14),
-    ("shared_embedding_and_softmax_weights=false", 20)])
+    ("shared_embedding_and_softmax_weights=false", 20),
+    (f"{RELATIVE},normalize_before=true", None), (f"{RELATIVE},normalize_before=false", None)])
 def test_log_probs_equal_ctranslate2_scores(tmp_path, hparams, source_words):
     """Every weight lands where CTranslate2 reads it: teacher-forced log-probs of an
-    untrained model (norms and biases made non-trivial) equal score_batch's.
+    untrained model (norms and biases made non-trivial, relative tables too) equal
+    score_batch's (relative positions: sentences longer than the clipping distance).
     ``source_words``: a source vocabulary of that many words of its own."""
     load_builtins()
     model_hparams = registry.hparams_sets["transformer_tiny"]()
@@ -133,7 +139,7 @@ def test_log_probs_equal_ctranslate2_scores(tmp_path, hparams, source_words):
                         encoder.vocab_size if source_words else None)
     rng = np.random.default_rng(0)
     for variable in model.variables:
-        if variable.name in ("gamma", "beta", "bias"):
+        if variable.name in ("gamma", "beta", "bias") or "relative" in variable.name:
             variable.assign(rng.normal(0.5 if variable.name == "gamma" else 0.0, 0.3,
                                        variable.shape).astype(np.float32))
     spec = transformer_spec(model, encoder, target_encoder)
@@ -152,6 +158,19 @@ def test_log_probs_equal_ctranslate2_scores(tmp_path, hparams, source_words):
     for row, result in enumerate(scored):
         ours = [log_probs[row, t, i] for t, i in enumerate(targets[row]) if i]
         np.testing.assert_allclose(result.log_probs, ours, atol=1e-5)
+
+
+def test_relative_and_absolute_positions_together_are_refused_in_one_line():
+    load_builtins()
+    hparams = registry.hparams_sets["transformer_tiny"]()
+    hparams.parse(f"{TINY},{RELATIVE.replace('=none', '=timing')}", "test")
+    problem = registry.problems[PROBLEM]()
+    with pytest.raises(CTranslate2ExportError) as info:
+        check_convertible(Transformer, hparams, problem, "unused")
+    assert str(info.value) == (
+        "CTranslate2 adds no absolute positions to a model with relative ones, and this one "
+        "has both (position_embedding=timing): export it as a SavedModel, or train with "
+        "position_embedding=none")
 
 
 @pytest.fixture(scope="session")

@@ -48,9 +48,14 @@ def test_float32_and_mixed_bfloat16_agree_roughly(reverse_data, tmp_path):
                                rtol=0.05, atol=0.05)
 
 
-def test_xla_step_equals_the_plain_step(reverse_data, tmp_path):
-    plain = make_trainer(reverse_data, tmp_path / "plain", training_hparams())
-    compiled = make_trainer(reverse_data, tmp_path / "xla", training_hparams("xla=true"))
+# Relative positions (Shaw et al.) compile too: their one-hot products and tables.
+@pytest.mark.parametrize("overrides", [
+    "", "self_attention_type=dot_product_relative,max_relative_position=2,"
+        "position_embedding=none"], ids=["absolute", "relative"])
+def test_xla_step_equals_the_plain_step(reverse_data, tmp_path, overrides):
+    plain = make_trainer(reverse_data, tmp_path / "plain", training_hparams(overrides))
+    compiled = make_trainer(reverse_data, tmp_path / "xla",
+                            training_hparams(",".join(filter(None, [overrides, "xla=true"]))))
     compiled.model.set_weights(plain.model.get_weights())
     plain_loss = plain.train_on(one_batch(), 2)["loss"]
     compiled_loss = compiled.train_on(one_batch(), 2)["loss"]

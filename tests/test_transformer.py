@@ -15,16 +15,24 @@ from t2t_lite.decoding.factory import Decoding
 from t2t_lite.decoding.input_rules import InputRules
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder, cache_lengths
 from t2t_lite.decoding.settings import DecodeSettings, decode_hparams
+from t2t_lite.hparam import HParamsError
 from t2t_lite.hparams.transformer import transformer_base, transformer_big, transformer_tiny
 from t2t_lite.layers.embedding import sinusoid_position_encoding
+from t2t_lite.layers.transformer_blocks import DecoderBlock, EncoderBlock
 from t2t_lite.models.base import Seq2SeqModel, shift_right
 from t2t_lite.models.transformer import Transformer
+from t2t_lite.precision import copy_weights, dtype_policy
 from t2t_lite.training.schedules import learning_rate_schedule
-from toys import tiny_transformer
+from toys import tiny_transformer, tiny_transformer_hparams
 
 VOCAB = 20
 INPUTS = tf.constant([[3, 4, 5, 0], [6, 7, 0, 0]])
 TARGETS = tf.constant([[8, 9, 1, 0, 0], [5, 6, 7, 2, 1]])
+
+# Shaw et al.'s relative positions, clipped at 2 (so that the few steps of a test see
+# clipped distances), without absolute positions: what transformer_relative sets.
+RELATIVE = {"self_attention_type": "dot_product_relative", "max_relative_position": 2,
+            "position_embedding": "none"}
 
 
 def tiny_model(**overrides) -> Transformer:
@@ -93,15 +101,18 @@ def greedy_teacher_forced(model: Transformer, inputs: tf.Tensor, targets: tf.Ten
     return tf.transpose(outputs.stack(), [1, 0, 2])
 
 
-# tf.function tracing is the slow part: trace two of the four configurations.
-@pytest.mark.parametrize("normalize_before, position_embedding, in_tf_function, xla", [
-    (False, "timing", True, False), (True, "learned", True, True),
-    (True, "timing", False, True), (False, "learned", False, False)])
+# tf.function tracing is the slow part: trace three of the six configurations. Relative
+# positions alone ("none") and on top of sinusoids.
+@pytest.mark.parametrize("normalize_before, position_embedding, in_tf_function, xla, relative", [
+    (False, "timing", True, False, False), (True, "learned", True, True, False),
+    (True, "timing", False, True, False), (False, "learned", False, False, False),
+    (True, "none", True, False, True), (False, "timing", False, True, True)])
 def test_incremental_decoding_matches_full_forward(normalize_before, position_embedding,
-                                                   in_tf_function, xla):
+                                                   in_tf_function, xla, relative):
     """xla: the fixed-size caches written in place, instead of caches that grow."""
-    model = tiny_model(normalize_before=normalize_before, position_embedding=position_embedding,
-                       xla=xla)
+    model = tiny_model(**{**(RELATIVE if relative else {}), "xla": xla,
+                          "normalize_before": normalize_before,
+                          "position_embedding": position_embedding})
     expected = logits(model, INPUTS, TARGETS)
     eager = greedy_teacher_forced(model, INPUTS, TARGETS, tf.constant(5))
     np.testing.assert_allclose(eager.numpy(), expected, atol=1e-4)
@@ -142,12 +153,12 @@ def test_decode_state_is_once_per_input_with_cache_buffers_written_a_step_at_a_t
         assert new_state[key] is state[key]
 
 
-@pytest.mark.parametrize("beam_size", [1, 4])
-def test_a_decode_step_runs_no_shape_arithmetic(beam_size):
+@pytest.mark.parametrize("beam_size, relative", [(1, False), (4, False), (4, True)])
+def test_a_decode_step_runs_no_shape_arithmetic(beam_size, relative):
     """A decode step runs once per output token, so every op in it counts (see
     t2t_lite/layers/projection.py): with only the batch unknown, no reshape in
     it may need the tensor's runtime shape."""
-    model = tiny_model()
+    model = tiny_model(**(RELATIVE if relative else {}))
     state = model.initial_decode_state(model.encode(INPUTS), tf.constant(6), beam_size)
     # Dynamic: the batch, the source length and the decode's length.
     state_spec = {key: tf.TensorSpec([None, *value.shape[1:2], None, *value.shape[3:]]
@@ -168,12 +179,14 @@ def _decoded_alone(model: Transformer, history: list[int], item: int) -> np.ndar
     return logits.numpy()[0]
 
 
-@pytest.mark.parametrize("xla", [False, True])
-def test_reordered_beams_continue_the_histories_they_are_given(xla):
+@pytest.mark.parametrize("xla, relative", [(False, False), (True, False), (False, True),
+                                           (True, True)])
+def test_reordered_beams_continue_the_histories_they_are_given(xla, relative):
     """What beam search does: decode three hypotheses of each of two inputs together,
     then ``reorder_decode_state`` (a permutation with a repeat, within each input);
-    each row's next logits equal those of its new history decoded alone."""
-    model = tiny_model(xla=xla)
+    each row's next logits equal those of its new history decoded alone (relative
+    positions count steps, whichever cache entries a hypothesis descends from)."""
+    model = tiny_model(xla=xla, **(RELATIVE if relative else {}))
     state = model.initial_decode_state(model.encode(INPUTS), tf.constant(6), beam_size=3)
     _, state = model.decode_step(tf.zeros([6], tf.int32), tf.constant(0), state)
     _, state = model.decode_step(tf.constant([5, 6, 7, 8, 9, 10]), tf.constant(1), state)
@@ -185,6 +198,18 @@ def test_reordered_beams_continue_the_histories_they_are_given(xla):
         np.testing.assert_allclose(logits[row], _decoded_alone(model, history, item),
                                    atol=1e-5, err_msg=f"row {row}")
     assert not np.allclose(logits[0], logits[2], atol=1e-3)  # the last id matters
+
+
+@pytest.mark.parametrize("kind", [EncoderBlock, DecoderBlock])
+def test_blocks_get_config_round_trip(kind):
+    config = {"hidden_size": 8, "filter_size": 16, "num_heads": 2, "key_channels": 4,
+              "residual_dropout": 0.1, "normalize_before": True, "max_relative_position": 3}
+    block = kind(**config, name="block")
+    twin = kind.from_config(block.get_config())
+    assert twin.get_config() == block.get_config()
+    assert twin.self_attention.max_relative_position == 3
+    if kind is DecoderBlock:  # relative positions are the self-attention's only
+        assert "max_relative_position" not in twin.cross_attention.get_config()
 
 
 def test_shared_embedding_is_one_scaled_variable_reused_for_softmax():
@@ -271,6 +296,60 @@ def test_position_errors():
     model = tiny_model(position_embedding="learned", max_length=4)
     with pytest.raises(tf.errors.InvalidArgumentError, match="max_length"):
         model.encode(tf.ones([1, 5], tf.int32))
+
+
+def test_relative_positions_replace_or_join_absolute_ones():
+    """Relative positions add two tables [2k+1, d_head] to each self-attention, none to
+    the cross-attention; with position_embedding=none the model has no position layer,
+    and neither bounds the lengths it takes."""
+    model = tiny_model(**RELATIVE)
+    relative = sorted(v.path for v in model.variables if "relative" in v.path)
+    assert len(relative) == 2 * (2 + 2) and not any("cross" in path for path in relative)
+    assert all(tuple(v.shape) == (5, 8) for v in model.variables if "relative" in v.path)
+    assert model.positions is None and model.max_positions is None
+    both = tiny_model(**{**RELATIVE, "position_embedding": "timing"})
+    assert both.positions is not None
+    assert "max_relative_position" in Transformer.architecture_keys(model.hparams)
+    features = {"inputs": INPUTS, "targets": TARGETS}
+    assert not np.allclose(model(features).numpy(), both(features).numpy(), atol=1e-3)
+
+
+def test_relative_positions_compute_in_bfloat16():
+    """Under mixed bfloat16 (float32 tables, cast where used) the logits are the float32
+    model's to bfloat16's precision, and the inference model (bfloat16 tables) decodes
+    step by step what the mixed one computes at once."""
+    full = tiny_model(**RELATIVE)
+    hparams = tiny_transformer_hparams(max_length=16, dtype="mixed_bfloat16", **RELATIVE)
+    with dtype_policy("mixed_bfloat16"):
+        mixed = Transformer(hparams, VOCAB)
+    mixed.set_weights(full.get_weights())
+    expected, forced = logits(full, INPUTS, TARGETS), logits(mixed, INPUTS, TARGETS)
+    tolerance = 0.05 * np.abs(expected).max()
+    np.testing.assert_allclose(forced, expected, atol=tolerance)
+    with dtype_policy("mixed_bfloat16", inference=True):
+        inference = Transformer(hparams, VOCAB)
+    copy_weights(mixed, inference)
+    table = inference.decoder_blocks[0].self_attention.relative_position_keys
+    assert table.dtype == "bfloat16"
+    stepped = greedy_teacher_forced(inference, INPUTS, TARGETS, tf.constant(5)).numpy()
+    np.testing.assert_allclose(stepped, forced, atol=tolerance)
+
+
+@pytest.mark.parametrize("overrides, complaint", [
+    ("self_attention_type=dot_product_relative,max_relative_position=0",
+     "self_attention_type=dot_product_relative needs max_relative_position >= 1"),
+    ("max_relative_position=20", "max_relative_position=20 is read only with "
+                                 "self_attention_type=dot_product_relative"),
+    ("position_embedding=none", "position_embedding=none leaves a Transformer with "
+                                "self_attention_type=dot_product blind to word order"),
+    ("self_attention_type=relative", "'self_attention_type' must be one of 'dot_product', "
+                                     "'dot_product_relative'"),
+    ("max_relative_position=-1", "'max_relative_position' must be >= 0")])
+def test_relative_position_hparams_are_refused_where_they_would_mislead(overrides, complaint):
+    hparams = transformer_tiny()
+    with pytest.raises(HParamsError, match=complaint):
+        hparams.parse(overrides, "--hparams")
+    assert hparams == transformer_tiny()  # nothing changed
 
 
 def test_learned_positions_bound_decoding_and_the_checkpoint_shape():
@@ -372,6 +451,37 @@ def test_tensor2tensor_sets_have_its_batch_learning_rate_and_warmup(name):
         assert Transformer(hparams, 10).hparams is hparams
 
 
+# The relative sets: the set each is built on (T2T's transformer_big for the big one:
+# big_dr1 with 2048-token batches and dropout 0.3), and relative positions in place of
+# absolute ones, clipped at 20 as in T2T.
+RELATIVE_SETS = {
+    "transformer_relative": ("transformer_base_v3", {}),
+    "transformer_relative_big": ("transformer_big_dr1", {"batch_size": 2048,
+                                                        "layer_prepostprocess_dropout": 0.3}),
+    "transformer_relative_small": ("transformer_small", {}),
+    "transformer_relative_tiny": ("transformer_tiny", {}),
+    "transformer_relative_multi30k": ("transformer_multi30k", {}),
+    "transformer_relative_multi30k_tiny": ("transformer_multi30k_tiny", {}),
+    "transformer_relative_parsing": ("transformer_parsing", {}),
+    "transformer_relative_parsing_sample": ("transformer_parsing_sample", {}),
+}
+
+
+def test_relative_sets_are_their_base_with_relative_positions():
+    load_builtins()
+    relative = {"self_attention_type": "dot_product_relative", "max_relative_position": 20,
+                "position_embedding": "none"}
+    for name, (base, changed) in RELATIVE_SETS.items():
+        hparams = registry.hparams_sets[name]().check()
+        assert differences(hparams, registry.hparams_sets[base]()) == {**changed, **relative}
+    hparams = registry.hparams_sets["transformer_relative"]()
+    hparams.num_encoder_layers = hparams.num_decoder_layers = 1  # cheap to build
+    with tf.Graph().as_default():
+        attention = Transformer(hparams, 10).encoder_blocks[0].self_attention
+    assert attention.max_relative_position == 20
+    assert tuple(attention.relative_position_keys.shape) == (41, 64)
+
+
 @pytest.mark.parametrize("name, instead", [("transformer_tpu", "transformer_base_v3"),
                                            ("transformer_big_enfr_tpu", "transformer_big_enfr"),
                                            ("transformer_tiny_tpu", "transformer_tiny")])
@@ -430,12 +540,12 @@ def test_xla_cache_lengths_double_from_32_to_the_decode_length():
 
 
 # (No case of 40 steps: two loops, which the 100-step cases cover; 10 s of the suite.)
-@pytest.mark.parametrize("beam_size, length, allow_eos", [(3, 7, True), (1, 100, False),
-                                                         (2, 100, False)])
-def test_xla_compiled_search_equals_the_graph_one(beam_size, length, allow_eos):
+@pytest.mark.parametrize("beam_size, length, allow_eos, relative", [
+    (3, 7, True, False), (1, 100, False, False), (2, 100, False, True)])
+def test_xla_compiled_search_equals_the_graph_one(beam_size, length, allow_eos, relative):
     """Past 32 steps the compiled search moves to longer cache buffers (100: three
     loops, on buffers of 32, 64 and 100 positions): the same outputs as one loop."""
-    model = tiny_model(xla=True, max_length=100)
+    model = tiny_model(xla=True, max_length=100, **(RELATIVE if relative else {}))
     plain = BeamSearchDecoder(model, beam_size=beam_size, allow_eos=allow_eos)
     plain_ids, plain_scores = plain(INPUTS, length)
     compiled = BeamSearchDecoder(model, beam_size=beam_size, allow_eos=allow_eos,

@@ -13,7 +13,10 @@ The mapping, ours -> CTranslate2 (its weights are [out, in], Keras kernels [in, 
 * positions: the table given explicitly (``position_encodings``): our sinusoids
   (the paper's: sin and cos interleaved, from position 0) are not CTranslate2's
   built-in ones (sines then cosines, from position 1, T2T's frequencies);
-  learned positions are their table;
+  learned positions are their table; relative positions (Shaw et al.) are each
+  self-attention's ``relative_position_keys`` / ``_values`` tables, as OpenNMT-tf's
+  (the same rows, clip(j - i, -k, k) + k), and then CTranslate2 adds no absolute
+  positions: a model with both is refused;
 * each block: post-norm or pre-norm (``pre_norm``; pre-norm adds the stacks'
   final LayerNorms), LayerNorm epsilon 1e-6 (CTranslate2's default is 1e-5),
   self-attention Q|K|V fused as our ``qkv_kernel`` is, encoder-decoder attention's
@@ -105,12 +108,7 @@ def check_convertible(model_cls: type, hparams: HParams, problem: Problem, data_
         raise CTranslate2ExportError(
             f"CTranslate2 runs Transformers; {model_cls.__name__} is not one (CTranslate2 "
             "has no recurrent encoder-decoder): export it as a SavedModel")
-    keys = hparams.attention_key_channels or hparams.hidden_size
-    values = hparams.attention_value_channels or hparams.hidden_size
-    if keys != values:
-        raise CTranslate2ExportError(
-            f"CTranslate2's heads have one depth for keys and values; this model has "
-            f"attention_key_channels={keys}, attention_value_channels={values}")
+    _check_shape(hparams)
     if problem.decode_constraint(data_dir) is not None:
         raise CTranslate2ExportError(
             f"problem {problem.name} constrains its decodes, which CTranslate2 cannot do: "
@@ -126,6 +124,22 @@ def check_convertible(model_cls: type, hparams: HParams, problem: Problem, data_
             f"or end tokens differently (unknown: {' / '.join(sorted(unknown))}; end: "
             f"{' / '.join(sorted(end))}); CTranslate2 takes one name of each for both: "
             "export it as a SavedModel")
+
+
+def _check_shape(hparams: HParams) -> None:
+    """What of a Transformer's shape CTranslate2 can take."""
+    keys = hparams.attention_key_channels or hparams.hidden_size
+    values = hparams.attention_value_channels or hparams.hidden_size
+    if keys != values:
+        raise CTranslate2ExportError(
+            f"CTranslate2's heads have one depth for keys and values; this model has "
+            f"attention_key_channels={keys}, attention_value_channels={values}")
+    if (hparams.self_attention_type == "dot_product_relative"
+            and hparams.position_embedding != "none"):
+        raise CTranslate2ExportError(
+            "CTranslate2 adds no absolute positions to a model with relative ones, and "
+            f"this one has both (position_embedding={hparams.position_embedding}): export "
+            "it as a SavedModel, or train with position_embedding=none")
 
 
 def _array(variable: Any) -> np.ndarray:
@@ -150,8 +164,12 @@ def _set_feed_forward(spec: Any, block: Any) -> None:
 
 def _set_self_attention(spec: Any, block: Any) -> None:
     _set_norm(spec.layer_norm, block.self_attention_norm)
-    spec.linear[0].weight = _kernel(block.self_attention.qkv_kernel)
-    spec.linear[1].weight = _kernel(block.self_attention.output_kernel)
+    attention = block.self_attention
+    spec.linear[0].weight = _kernel(attention.qkv_kernel)
+    spec.linear[1].weight = _kernel(attention.output_kernel)
+    if attention.max_relative_position:
+        spec.relative_position_keys = _array(attention.relative_position_keys)
+        spec.relative_position_values = _array(attention.relative_position_values)
 
 
 def _set_cross_attention(spec: Any, block: Any) -> None:
@@ -173,16 +191,19 @@ def transformer_spec(model: Transformer, source: TextEncoder, target: TextEncode
     ``ctranslate2.specs.TransformerSpec``."""
     specs = _ctranslate2_specs()
     hparams = model.hparams
+    _check_shape(hparams)
     head_dim = (hparams.attention_key_channels or hparams.hidden_size) // hparams.num_heads
+    relative = hparams.self_attention_type == "dot_product_relative"
     shape = {"num_heads": hparams.num_heads, "pre_norm": hparams.normalize_before,
-             "head_dim": head_dim}
+             "head_dim": head_dim, "relative_position": relative}
     encoder = specs.TransformerEncoderSpec(hparams.num_encoder_layers, **shape)
     decoder = specs.TransformerDecoderSpec(hparams.num_decoder_layers, **shape)
-    positions = _position_table(model)
     encoder.embeddings[0].weight = _array(model.source_embedding.embeddings)
-    encoder.position_encodings.encodings = positions
     decoder.embeddings.weight = _array(model.target_embedding.embeddings)
-    decoder.position_encodings.encodings = positions
+    if not relative:  # CTranslate2's relative specs have no position table
+        positions = _position_table(model)
+        encoder.position_encodings.encodings = positions
+        decoder.position_encodings.encodings = positions
     decoder.projection.weight = _array(model.softmax_weights.embeddings)
     if hparams.normalize_before:
         _set_norm(encoder.layer_norm, model.encoder_norm)

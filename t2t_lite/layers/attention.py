@@ -5,9 +5,11 @@ length, depth_per_head] so that both attention products are plain batched
 matmuls. Masks are additive biases broadcastable to [batch, heads, query_length,
 key_length]: 0 where a key may be attended to, a large negative number where not.
 
-``SelfAttention`` projects queries, keys and values with one fused kernel and
-can decode a step at a time (of every beam hypothesis of an item at once) into a
-key/value cache buffer written in place and never reordered;
+``SelfAttention`` projects queries, keys and values with one fused kernel, can
+add Shaw et al.'s relative position representations (``max_relative_position``;
+``relative_positions.py``), and can decode a step at a time (of every beam
+hypothesis of an item at once) into a key/value cache buffer written in place
+and never reordered;
 ``CrossAttention`` attends from the decoder to the encoder output, whose keys
 and values can be projected once per source sentence (``project_memory``).
 """
@@ -18,6 +20,7 @@ import tensorflow as tf
 
 from t2t_lite.layers.dropout import Dropout
 from t2t_lite.layers.projection import leading_dims, project
+from t2t_lite.layers.relative_positions import RelativePositions, relative_position_ids
 
 # exp(-1e9 - max) underflows to exactly 0 in float32, so masked keys get no weight.
 MASK_VALUE = -1e9
@@ -129,8 +132,10 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def attend(self, queries: tf.Tensor, keys: tf.Tensor, values: tf.Tensor,
                bias: tf.Tensor | None, training: bool = False,
-               return_weights: bool = False) -> tf.Tensor | tuple[tf.Tensor, tf.Tensor]:
-        """softmax(Q K^T / sqrt(d_k) + bias) V, heads merged and projected: [B, Lq, d_model].
+               return_weights: bool = False, relative: RelativePositions | None = None
+               ) -> tf.Tensor | tuple[tf.Tensor, tf.Tensor]:
+        """softmax(Q K^T / sqrt(d_k) + bias) V, heads merged and projected: [B, Lq, d_model];
+        with ``relative``, Shaw et al.'s: softmax(Q (K + a^K)^T / sqrt(d_k) + bias) (V + a^V).
 
         With ``return_weights``, also the attention weights [B, h, Lq, Lk] (before
         attention dropout).
@@ -140,12 +145,16 @@ class MultiHeadAttention(keras.layers.Layer):
         # fuses scale, product and a [1, 1, L, L] causal bias into one oneDNN matmul that
         # AVX2 CPUs run with its reference kernel, about 90 times slower (docs/SPEED.md).
         logits = tf.cast(tf.einsum("bhqd,bhkd->bhqk", queries, keys), tf.float32)
+        if relative is not None:
+            logits += tf.cast(relative.logits(queries), tf.float32)
         if bias is not None:
             logits += tf.cast(bias, tf.float32)  # Keras casts float call args to compute dtype
         # softmax in float32 even under mixed precision; the weights returned are those.
         probabilities = tf.nn.softmax(logits)
         weights = self.weights_dropout(tf.cast(probabilities, values.dtype), training=training)
         heads = tf.matmul(weights, values)  # [B, h, Lq, d_v]
+        if relative is not None:
+            heads += relative.heads(weights)
         if heads.shape[2] == 1:  # a decode step: [B, h, 1, d_v] is [B, 1, h, d_v] in memory
             merged = tf.reshape(heads, leading_dims(heads, trailing=3) + [1, self.value_channels])
         else:
@@ -161,13 +170,46 @@ class MultiHeadAttention(keras.layers.Layer):
 
 
 class SelfAttention(MultiHeadAttention):
-    """Self-attention with fused Q/K/V projection and incremental decoding."""
+    """Self-attention with fused Q/K/V projection and incremental decoding.
+
+    ``max_relative_position`` k > 0 adds Shaw et al.'s relative position
+    representations, clipped at distance k: tables ``relative_position_keys``
+    [2k + 1, d_k] and ``relative_position_values`` [2k + 1, d_v], shared by the heads
+    (``relative_positions.py``); 0, plain dot-product attention.
+    """
+
+    def __init__(self, hidden_size: int, num_heads: int, key_channels: int = 0,
+                 value_channels: int = 0, dropout: float = 0.0,
+                 max_relative_position: int = 0, **kwargs):
+        super().__init__(hidden_size, num_heads, key_channels, value_channels, dropout,
+                         **kwargs)
+        if max_relative_position < 0:
+            raise ValueError(f"max_relative_position={max_relative_position} is negative; "
+                             "use 0 (off) or a distance >= 1")
+        self.max_relative_position = max_relative_position
 
     def build(self, input_shape=None) -> None:
         super().build(input_shape)
         self.qkv_kernel = self.add_weight(
             name="qkv_kernel",
             shape=(self.hidden_size, 2 * self.key_channels + self.value_channels))
+        if self.max_relative_position:
+            rows = 2 * self.max_relative_position + 1
+            self.relative_position_keys = self.add_weight(
+                name="relative_position_keys", shape=(rows, self.key_depth))
+            self.relative_position_values = self.add_weight(
+                name="relative_position_values", shape=(rows, self.value_depth))
+
+    def _relative(self, query_positions: tf.Tensor,
+                  key_positions: tf.Tensor) -> RelativePositions:
+        """The relative positions of these (broadcast) pairs."""
+        ids = relative_position_ids(query_positions, key_positions,
+                                    self.max_relative_position)
+        return RelativePositions.of(ids, self.relative_position_keys,
+                                    self.relative_position_values, self.compute_dtype)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "max_relative_position": self.max_relative_position}
 
     def _project(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         queries, keys_values = tf.split(
@@ -181,7 +223,11 @@ class SelfAttention(MultiHeadAttention):
         """x [B, L, d_model], bias e.g. padding_bias or causal_bias -> [B, L, d_model]
         (and the weights [B, h, L, L] with ``return_weights``)."""
         queries, keys, values = self._project(x)
-        return self.attend(queries, keys, values, bias, training, return_weights)
+        relative = None
+        if self.max_relative_position:
+            positions = tf.range(tf.shape(x)[1])
+            relative = self._relative(positions[:, None], positions[None, :])
+        return self.attend(queries, keys, values, bias, training, return_weights, relative)
 
     def cache_buffers(self, batch_size: tf.Tensor, dtype: tf.DType, length: tf.Tensor | int,
                     queries: int = 1) -> dict[str, tf.Tensor]:
@@ -217,8 +263,8 @@ class SelfAttention(MultiHeadAttention):
         step attends over the first ``entries`` entries (those written so far:
         (position + 1) * Q), or with ``entries`` None over the whole buffer, as XLA's
         fixed shapes need (written by a scatter, which XLA does in place), ``bias``
-        then hiding the entries not written yet. Returns
-        (output [B, Q, d_model], the cache). No dropout.
+        then hiding the entries not written yet. Relative positions count steps:
+        entry e is step e // Q's. Returns (output [B, Q, d_model], the cache). No dropout.
         """
         queries, keys, values = self._project(x)
         if entries is None:
@@ -227,12 +273,25 @@ class SelfAttention(MultiHeadAttention):
             rows = _step_rows(cache["keys"], position, x.shape[1])
             cache = {"keys": tf.tensor_scatter_nd_update(cache["keys"], rows, keys),
                      "values": tf.tensor_scatter_nd_update(cache["values"], rows, values)}
-            return self.attend(queries, cache["keys"], cache["values"], bias), cache
+            buffer = cache["keys"].shape[2]
+            relative = self._step_relative(
+                position, tf.shape(cache["keys"])[2] if buffer is None else buffer, x.shape[1])
+            return self.attend(queries, cache["keys"], cache["values"], bias,
+                               relative=relative), cache
         start = position * x.shape[1]
         cache = {"keys": write_entries(cache["keys"], keys, start),
                  "values": write_entries(cache["values"], values, start)}
         return self.attend(queries, cache["keys"][:, :, :entries],
-                           cache["values"][:, :, :entries], bias), cache
+                           cache["values"][:, :, :entries], bias,
+                           relative=self._step_relative(position, entries, x.shape[1])), cache
+
+    def _step_relative(self, position: tf.Tensor, entries: tf.Tensor | int,
+                       queries: int) -> RelativePositions | None:
+        """A decode step's relative positions: from step ``position`` to each of the
+        first ``entries`` cache entries, entry e being step e // ``queries``'s."""
+        if not self.max_relative_position:
+            return None
+        return self._relative(position, tf.range(entries) // queries)
 
 
 class CrossAttention(MultiHeadAttention):

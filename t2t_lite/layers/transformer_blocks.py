@@ -53,25 +53,30 @@ class _Block(keras.layers.Layer):
     Args: hidden_size (d_model), filter_size (d_ff), num_heads, key_channels and
     value_channels (h*d_k, h*d_v; 0 = hidden_size), residual_dropout (hparam
     layer_prepostprocess_dropout), attention_dropout, relu_dropout,
-    normalize_before (pre-norm).
+    normalize_before (pre-norm), max_relative_position (the self-attention's
+    relative positions, Shaw et al.; 0 = none: see ``SelfAttention``).
     """
 
     def __init__(self, hidden_size: int, filter_size: int, num_heads: int,
                  key_channels: int = 0, value_channels: int = 0,
                  residual_dropout: float = 0.0, attention_dropout: float = 0.0,
-                 relu_dropout: float = 0.0, normalize_before: bool = False, **kwargs):
+                 relu_dropout: float = 0.0, normalize_before: bool = False,
+                 max_relative_position: int = 0, **kwargs):
         super().__init__(**kwargs)
         self.block_config = {
             "hidden_size": hidden_size, "filter_size": filter_size, "num_heads": num_heads,
             "key_channels": key_channels, "value_channels": value_channels,
             "residual_dropout": residual_dropout, "attention_dropout": attention_dropout,
-            "relu_dropout": relu_dropout, "normalize_before": normalize_before}
+            "relu_dropout": relu_dropout, "normalize_before": normalize_before,
+            "max_relative_position": max_relative_position}
         self.hidden_size = hidden_size
         self.normalize_before = normalize_before
         self.attention_args = {"hidden_size": hidden_size, "num_heads": num_heads,
                                "key_channels": key_channels, "value_channels": value_channels,
                                "dropout": attention_dropout}
-        self.self_attention = SelfAttention(**self.attention_args, name="self_attention")
+        self.self_attention = SelfAttention(**self.attention_args,
+                                            max_relative_position=max_relative_position,
+                                            name="self_attention")
         self.self_attention_norm = layer_norm("self_attention_norm")
         self.feed_forward = FeedForward(hidden_size, filter_size, relu_dropout,
                                         name="feed_forward")

@@ -1,7 +1,8 @@
 """The Transformer of "Attention Is All You Need" (Vaswani et al. 2017).
 
 An encoder stack and a decoder stack of ``EncoderBlock`` / ``DecoderBlock``;
-token embeddings scaled by sqrt(d_model) plus position signals, dropped out
+token embeddings scaled by sqrt(d_model) plus position signals (none with
+relative positions only: Shaw et al. 2018, in the blocks' self-attention), dropped out
 (hparam layer_prepostprocess_dropout); with pre-norm a final LayerNorm on each
 stack's output; logits from the (optionally shared) embedding matrix. Reads the
 hparams keys documented in ``t2t_lite/hparams/transformer.py``.
@@ -13,7 +14,7 @@ import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
-from t2t_lite.hparams.transformer import POSITION_EMBEDDINGS
+from t2t_lite.hparams.transformer import POSITION_EMBEDDINGS, SELF_ATTENTION_TYPES
 from t2t_lite.layers.attention import (ancestry_bias, causal_bias, padding_bias,
                                        write_entries)
 from t2t_lite.layers.dropout import Dropout
@@ -46,7 +47,8 @@ class Transformer(Seq2SeqModel):
     architecture_hparams = ("hidden_size", "filter_size", "num_heads", "num_encoder_layers",
                      "num_decoder_layers", "attention_key_channels",
                      "attention_value_channels", "normalize_before", "position_embedding",
-                     "shared_embedding_and_softmax_weights")
+                     "shared_embedding_and_softmax_weights", "self_attention_type",
+                     "max_relative_position")
     required_hparams = ("layer_prepostprocess_dropout", "attention_dropout", "relu_dropout",
                         "xla")
 
@@ -65,16 +67,20 @@ class Transformer(Seq2SeqModel):
                  **kwargs):
         super().__init__(hparams, vocab_size, input_vocab_size, **kwargs)
         hidden_size = hparams.hidden_size
-        if hparams.position_embedding not in POSITION_EMBEDDINGS:
-            raise ValueError(f"unknown position_embedding={hparams.position_embedding!r}; "
-                             f"use one of {', '.join(POSITION_EMBEDDINGS)}")
+        for key, choices in (("position_embedding", POSITION_EMBEDDINGS),
+                             ("self_attention_type", SELF_ATTENTION_TYPES)):
+            if getattr(hparams, key) not in choices:
+                raise ValueError(f"unknown {key}={getattr(hparams, key)!r}; "
+                                 f"use one of {', '.join(choices)}")
         self.source_embedding, self.target_embedding, self.softmax_weights = (
             self._token_embeddings())
+        self.positions = None
         if hparams.position_embedding == "timing":
             self.positions = SinusoidPositionEncoding(hidden_size, name="positions")
-        else:
+        elif hparams.position_embedding == "learned":
             self.positions = LearnedPositionEmbedding(hparams.max_length, hidden_size,
                                                       name="positions")
+        relative = hparams.self_attention_type == "dot_product_relative"
         self.embedding_dropout = Dropout(hparams.layer_prepostprocess_dropout)
         block_args = {
             "hidden_size": hidden_size, "filter_size": hparams.filter_size,
@@ -82,7 +88,8 @@ class Transformer(Seq2SeqModel):
             "value_channels": hparams.attention_value_channels,
             "residual_dropout": hparams.layer_prepostprocess_dropout,
             "attention_dropout": hparams.attention_dropout,
-            "relu_dropout": hparams.relu_dropout, "normalize_before": hparams.normalize_before}
+            "relu_dropout": hparams.relu_dropout, "normalize_before": hparams.normalize_before,
+            "max_relative_position": hparams.max_relative_position if relative else 0}
         self.encoder_blocks = [EncoderBlock(**block_args, name=f"encoder_{i}")
                                for i in range(hparams.num_encoder_layers)]
         self.decoder_blocks = [DecoderBlock(**block_args, name=f"decoder_{i}")
@@ -110,8 +117,9 @@ class Transformer(Seq2SeqModel):
     def build(self, input_shape=None) -> None:
         """Creates every variable now: decoding may come before any ``call``."""
         shape = (None, None, self.hparams.hidden_size)
+        positions = [self.positions] if self.positions is not None else []
         layers = [self.source_embedding, self.target_embedding, self.softmax_weights,
-                  self.positions, *self.encoder_blocks, *self.decoder_blocks]
+                  *positions, *self.encoder_blocks, *self.decoder_blocks]
         if self.hparams.normalize_before:
             layers += [self.encoder_norm, self.decoder_norm]
         for layer in layers:
@@ -121,7 +129,9 @@ class Transformer(Seq2SeqModel):
     def _embed(self, embedding: TokenEmbedding, ids: tf.Tensor, positions: tf.Tensor,
                training: bool) -> tf.Tensor:
         """sqrt(d)-scaled token embeddings plus position signals, dropped out."""
-        x = embedding(ids) + self.positions(positions)
+        x = embedding(ids)
+        if self.positions is not None:
+            x += self.positions(positions)
         return self.embedding_dropout(x, training=training)
 
     def encode(self, inputs: tf.Tensor, training: bool = False) -> dict[str, tf.Tensor]:
