@@ -243,6 +243,11 @@ def _settled_items(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: float,
     return tf.reduce_min(finished_scores, axis=1) >= best_possible
 
 
+def _keep_settled(done: tf.Tensor, old: tf.Tensor, new: tf.Tensor) -> tf.Tensor:
+    """``new`` [B, ...] but for the rows of the ``done`` items (bool [B]): ``old``."""
+    return tf.where(tf.reshape(done, [-1] + [1] * (new.shape.rank - 1)), old, new)
+
+
 def _beam_results(alive_seq: tf.Tensor, alive_log_probs: tf.Tensor, finished_seq: tf.Tensor,
                   finished_scores: tf.Tensor, finished_flags: tf.Tensor, steps: tf.Tensor,
                   alpha: float) -> tuple[tf.Tensor, tf.Tensor]:
@@ -288,6 +293,9 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                               tf.logical_not(tf.reduce_all(settled(step, searched))))
 
     def one_step(step, searched, carried, state, constraint_state):
+        # Items already settled keep what they have: their results must not depend
+        # on whether they have left the batch (XLA and some models keep them).
+        done = settled(step, searched)
         alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags = searched
         prev_ids = tf.where(step > 0, tf.gather(alive_seq, tf.maximum(step - 1, 0), axis=2),
                             PAD_ID)
@@ -309,6 +317,11 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
         ends = tf.equal(top_ids, eos_id)
         # -inf candidates come from empty beam slots (or suppressed tokens): never real.
         ends_real = tf.logical_and(ends, top_log_probs > NEG_INF)
+        if stop_rule == "beam_finished":
+            # fairseq's and CTranslate2's rule: an EOS ranked below beam_size live
+            # candidates is no result (with few ids every beam's EOS is among the
+            # 2 * beam_size, and the finished set would fill with them at once).
+            ends_real = tf.logical_and(ends_real, tf.range(2 * beam_size) < beam_size)
 
         # Alive: the best beam_size candidates that did not end in EOS.
         alive_log_probs, keep = tf.math.top_k(tf.where(ends, NEG_INF, top_log_probs),
@@ -331,8 +344,8 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                                  batch_dims=1)
         finished_flags = tf.gather(tf.concat([finished_flags, ends_real], axis=1), keep,
                                    batch_dims=1)
-        searched = [alive_seq, alive_log_probs, finished_seq, finished_scores,
-                    finished_flags]
+        searched = [_keep_settled(done, old, new) for old, new in zip(searched, [
+            alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags])]
         if carried:
             searched, carried, state, constraint_state = drop_done_items(
                 model, beam_size, settled(step + 1, searched), searched,
