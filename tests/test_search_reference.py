@@ -5,7 +5,7 @@ different steps, the tree constraint on and off."""
 import numpy as np
 import pytest
 import tensorflow as tf
-from hypothesis import assume, event, given, settings
+from hypothesis import assume, event, example, given, settings
 from hypothesis import strategies as st
 
 from search_reference import (Sharpened, beam_search, greedy_search, run_searches,
@@ -41,34 +41,38 @@ def make_model(kind, vocab_size, seed):
     return LSTMSeq2seqAttentionLuong(hparams, vocab_size)
 
 
-@st.composite
-def cases(draw):
-    """A search to run: its settings drawn, the batch and the model's sharpening from
-    a drawn seed (so that a draw is never the blandest of models)."""
-    constrained = draw(st.booleans())
-    # Few ids half the time: every beam's EOS then ranks among the best candidates.
-    smallest = 6 if constrained else 3
-    vocab_size = draw(st.one_of(st.integers(smallest, 12), st.integers(smallest, 300)))
-    seed = draw(st.integers(0, 2 ** 16))
+def make_case(vocab_size, seed, batch, beam_size, alpha, stop_rule, max_length,
+              slot=None, whole_batch=False):
+    """A search to run: the batch and the model's sharpening from ``seed`` (so that
+    no draw is the blandest of models); the tree constraint with a ``slot`` token."""
     rng = np.random.default_rng(seed)
-    if constrained:
-        vocab = tree_vocabulary(vocab_size)
-        words = [i for i, token in enumerate(vocab) if token.startswith("w")]
-        slot = draw(st.sampled_from([SlotToken.PLACEHOLDER, SlotToken.WORD]))
-    else:
-        words, slot = list(range(2, vocab_size)), None
-    lengths = rng.integers(1, 5, size=draw(st.integers(1, 4)))
-    inputs = np.full((len(lengths), lengths.max() + 1), PAD_ID, np.int32)
+    vocab = tree_vocabulary(vocab_size)
+    words = ([i for i, token in enumerate(vocab) if token.startswith("w")] if slot else
+             list(range(2, vocab_size)))
+    lengths = rng.integers(1, 5, size=batch)
+    inputs = np.full((batch, lengths.max() + 1), PAD_ID, np.int32)
     for row, length in enumerate(lengths):
         inputs[row, :length] = rng.choice(words, size=length)
         inputs[row, length] = EOS_ID
     return dict(vocab_size=vocab_size, inputs=inputs, seed=seed,
-                constraint=TreeConstraint(vocab, slot_token=slot) if constrained else None,
-                beam_size=draw(st.integers(1, 8)),
-                alpha=draw(st.one_of(st.just(0.0), st.floats(0.0, 2.0))),
-                stop_rule=draw(st.sampled_from(STOP_RULES)),
-                max_length=draw(st.integers(1, 8)), whole_batch=draw(st.booleans()),
+                constraint=TreeConstraint(vocab, slot_token=slot) if slot else None,
+                beam_size=beam_size, alpha=alpha, stop_rule=stop_rule,
+                max_length=max_length, whole_batch=whole_batch,
                 scale=rng.uniform(1.0, 8.0), eos_bias=rng.uniform(-1.0, 4.0))
+
+
+@st.composite
+def cases(draw):
+    slot = draw(st.sampled_from([None, None, SlotToken.PLACEHOLDER, SlotToken.WORD]))
+    # Few ids half the time: every beam's EOS then ranks among the best candidates.
+    smallest = 6 if slot else 3
+    return make_case(
+        vocab_size=draw(st.one_of(st.integers(smallest, 12), st.integers(smallest, 300))),
+        seed=draw(st.integers(0, 2 ** 16)), batch=draw(st.integers(1, 4)),
+        beam_size=draw(st.integers(1, 8)),
+        alpha=draw(st.one_of(st.just(0.0), st.floats(0.0, 2.0))),
+        stop_rule=draw(st.sampled_from(STOP_RULES)), max_length=draw(st.integers(1, 8)),
+        slot=slot, whole_batch=draw(st.booleans()))
 
 
 def through_eos(ids):
@@ -101,6 +105,12 @@ def test_search_returns_the_reference_hypotheses(kind):
 
     @settings(max_examples=max(1, int(20 * settings.default.max_examples / 100)))
     @given(cases())
+    # The issue's setting (4 ids, beam 4, alpha 0.6), where finalising every EOS
+    # among the 2 * beam candidates stopped the search with wrong outputs.
+    @example(make_case(vocab_size=4, seed=2, batch=3, beam_size=4, alpha=0.6,
+                       stop_rule="beam_finished", max_length=8))
+    @example(make_case(vocab_size=4, seed=2, batch=3, beam_size=4, alpha=0.6,
+                       stop_rule="beam_finished", max_length=8, whole_batch=True))
     def check(case):
         model = Sharpened(make_model(kind, case["vocab_size"], case["seed"]),
                           case["scale"], case["eos_bias"], case["whole_batch"])

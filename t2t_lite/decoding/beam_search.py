@@ -9,7 +9,10 @@ EOS compete for the finished set with score ``log_prob / ((5 + length) / 6) **
 alpha`` (length counts the EOS, Wu et al. 2016), the others become the new
 alive set. An input stops under its ``stop_rule`` (``STOP_RULES``): by default
 once no alive hypothesis can enter its finished set, as tensor2tensor's search
-stops, or once its finished set is full, as fairseq's and CTranslate2's do.
+stops, or once its finished set is full, as fairseq's and CTranslate2's do (and,
+as theirs, that rule finalises only the EOS candidates ranked within the best
+``beam_size``). Once an input has stopped its hypotheses stay as they are,
+whether it leaves the batch or is carried to the batch's end.
 
 Outputs: ``ids`` hold the generated tokens without the start symbol; a finished
 hypothesis keeps its EOS and is PAD (0) after it. A batch item with no finished
@@ -204,10 +207,17 @@ def greedy_search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
 
 # When beam search stops searching an input (the decode hparam stop_rule):
 # "exact" once no alive hypothesis can enter its finished set, so that it returns
-# the beam_size best hypotheses the search can find (tensor2tensor's rule);
-# "beam_finished" once beam_size hypotheses have finished, as fairseq and
-# CTranslate2 (patience 1) stop: with alpha > 0 a longer hypothesis might still
-# have scored higher, but fewer steps run (about half on Multi30k at alpha 1.0).
+# the beam_size best hypotheses the search can find (tensor2tensor's rule; every
+# EOS among the 2 * beam_size candidates of a step competes for the set).
+# "beam_finished" as fairseq and CTranslate2 (patience 1) search and stop: an EOS
+# candidate is finalised only when it ranks within the best beam_size of the
+# step's candidates (by log-prob), and the input stops once beam_size hypotheses
+# have been finalised; it returns the beam_size best of those by score (the step
+# that fills the set may finalise more: CTranslate2 keeps the best, fairseq the
+# first). With alpha > 0 a longer hypothesis might still have scored higher, but
+# fewer steps run (about half on Multi30k at alpha 1.0). Both rules, at
+# max_decode_length: the finished hypotheses if any (unused slots -inf), else the
+# alive ones without EOS (fairseq would end those with EOS there).
 STOP_RULES = ("exact", "beam_finished")
 
 
@@ -223,8 +233,9 @@ def _settled_items(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: float,
                    stop_rule: str = "exact") -> tf.Tensor:
     """bool [B]: True for the items the search is done with (``STOP_RULES``).
 
-    Under "beam_finished", an item with no empty finished slot, or with nothing
-    alive. Under "exact", an item whose finished set no alive hypothesis can
+    Under "beam_finished", an item with no empty finished slot (which only EOS
+    candidates ranked within the best beam_size fill), or with nothing alive.
+    Under "exact", an item whose finished set no alive hypothesis can
     change. A future finished hypothesis has log-prob <= the best alive log-prob (all
     log-probs are <= 0) and a length in [step + 1, max_decode_length], so its
     score is at most best_alive / (the largest penalty over those lengths).
