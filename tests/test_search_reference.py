@@ -12,6 +12,7 @@ from search_reference import (Sharpened, beam_search, greedy_search, run_searche
                               teacher_forced_scores)
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.decoding.beam_search import STOP_RULES, search
+from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.models.luong import LSTMSeq2seqAttentionLuong
 from t2t_lite.parsing.linearize import SlotToken
@@ -42,9 +43,10 @@ def make_model(kind, vocab_size, seed):
 
 
 def make_case(vocab_size, seed, batch, beam_size, alpha, stop_rule, max_length,
-              slot=None, whole_batch=False):
+              slot=None, whole_batch=False, compiled=False):
     """A search to run: the batch and the model's sharpening from ``seed`` (so that
-    no draw is the blandest of models); the tree constraint with a ``slot`` token."""
+    no draw is the blandest of models); the tree constraint with a ``slot`` token;
+    ``compiled``: through ``BeamSearchDecoder`` (traced), else run eagerly."""
     rng = np.random.default_rng(seed)
     vocab = tree_vocabulary(vocab_size)
     words = ([i for i, token in enumerate(vocab) if token.startswith("w")] if slot else
@@ -57,7 +59,7 @@ def make_case(vocab_size, seed, batch, beam_size, alpha, stop_rule, max_length,
     return dict(vocab_size=vocab_size, inputs=inputs, seed=seed,
                 constraint=TreeConstraint(vocab, slot_token=slot) if slot else None,
                 beam_size=beam_size, alpha=alpha, stop_rule=stop_rule,
-                max_length=max_length, whole_batch=whole_batch,
+                max_length=max_length, whole_batch=whole_batch, compiled=compiled,
                 scale=rng.uniform(1.0, 8.0), eos_bias=rng.uniform(-1.0, 4.0))
 
 
@@ -72,7 +74,8 @@ def cases(draw):
         beam_size=draw(st.integers(1, 8)),
         alpha=draw(st.one_of(st.just(0.0), st.floats(0.0, 2.0))),
         stop_rule=draw(st.sampled_from(STOP_RULES)), max_length=draw(st.integers(1, 8)),
-        slot=slot, whole_batch=draw(st.booleans()))
+        slot=slot, whole_batch=draw(st.booleans()),
+        compiled=draw(st.sampled_from([False, False, False, True])))  # a trace costs
 
 
 def through_eos(ids):
@@ -99,8 +102,8 @@ def compare(case, ids, scores, references):
 
 @pytest.mark.parametrize("kind", ["transformer", "lstm"])
 def test_search_returns_the_reference_hypotheses(kind):
-    """Every draw: our search, run eagerly (no trace per draw; the same code as the
-    compiled search), against the reference for each item of the batch."""
+    """Every draw: our search against the reference, for each item of the batch. Most
+    draws run the search eagerly (the compiled search's code, without a trace)."""
     outcomes = {"compared": 0, "near ties": 0}
 
     @settings(max_examples=max(1, int(20 * settings.default.max_examples / 100)))
@@ -115,9 +118,14 @@ def test_search_returns_the_reference_hypotheses(kind):
         model = Sharpened(make_model(kind, case["vocab_size"], case["seed"]),
                           case["scale"], case["eos_bias"], case["whole_batch"])
         inputs, beam_size = case["inputs"], case["beam_size"]
-        ids, scores, _ = search(model, tf.constant(inputs), beam_size, case["alpha"],
-                                case["max_length"], EOS_ID, True, case["constraint"],
-                                stop_rule=case["stop_rule"])
+        if case["compiled"]:
+            ids, scores = BeamSearchDecoder(
+                model, beam_size, case["alpha"], constraint=case["constraint"],
+                stop_rule=case["stop_rule"])(inputs, case["max_length"])
+        else:
+            ids, scores, _ = search(model, tf.constant(inputs), beam_size, case["alpha"],
+                                    case["max_length"], EOS_ID, True, case["constraint"],
+                                    stop_rule=case["stop_rule"])
         searches = [greedy_search(case["alpha"], case["max_length"]) if beam_size == 1 else
                     beam_search(case["vocab_size"], beam_size, case["alpha"],
                                 case["max_length"], case["stop_rule"]) for _ in inputs]
