@@ -215,7 +215,8 @@ def greedy_search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
 # have been finalised; it returns the beam_size best of those by score (the step
 # that fills the set may finalise more: CTranslate2 keeps the best, fairseq the
 # first). With alpha > 0 a longer hypothesis might still have scored higher, but
-# fewer steps run (about half on Multi30k at alpha 1.0). Both rules, at
+# fewer steps run (about half on Multi30k at alpha 1.0); on a few ids and a sure
+# model it loses long outputs (docs/SPEED.md). Both rules, at
 # max_decode_length: the finished hypotheses if any (unused slots -inf), else the
 # alive ones without EOS (fairseq would end those with EOS there).
 STOP_RULES = ("exact", "beam_finished")
@@ -329,7 +330,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
         # -inf candidates come from empty beam slots (or suppressed tokens): never real.
         ends_real = tf.logical_and(ends, top_log_probs > NEG_INF)
         if stop_rule == "beam_finished":
-            # fairseq's and CTranslate2's rule: an EOS ranked below beam_size live
+            # fairseq's and CTranslate2's rule: an EOS ranked below the best beam_size
             # candidates is no result (with few ids every beam's EOS is among the
             # 2 * beam_size, and the finished set would fill with them at once).
             ends_real = tf.logical_and(ends_real, tf.range(2 * beam_size) < beam_size)
