@@ -8,7 +8,10 @@ Trains with ``t2t-trainer`` (the wall time printed includes data generation, as
 the README command's does), decodes ``--per_length`` fresh strings of every
 length 1..40 (their own seed, not the splits'; past ~16 symbols almost all are
 strings training never saw) with
-``t2t-decoder`` (beam 4, alpha 0.6) and prints a JSON line and a Markdown table.
+``t2t-decoder`` (beam 4, alpha 0.6) under each of ``--stop_rules`` and prints a
+JSON line and a Markdown table (a row per stop rule):
+
+    python benchmarks/reverse_main_job.py --stop_rules=exact,beam_finished
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import subprocess
 import time
 
 from t2t_lite.bin import common
+from t2t_lite.decoding.beam_search import STOP_RULES
 from t2t_lite.problems.algorithmic import fresh_binary_strings, reversal_accuracy_by_length
 
 PROBLEM = "algorithmic_reverse_binary40"
@@ -41,9 +45,17 @@ def main() -> int:
                         help="the fresh strings' seed")
     parser.add_argument("--train_seed", type=common.between(0, 2**32 - 1), default=1234,
                         help="t2t-trainer's --seed (1234, its default, is the README's run)")
+    parser.add_argument("--stop_rules", default="exact",
+                        help="decode with each of these, comma-separated "
+                             f"({', '.join(STOP_RULES)})")
     args = parser.parse_args()
+    stop_rules = args.stop_rules.split(",")
+    unknown = [rule for rule in stop_rules if rule not in STOP_RULES]
+    if unknown or not args.stop_rules:
+        parser.error(f"--stop_rules={args.stop_rules}: the rules are {', '.join(STOP_RULES)}")
     data_dir, output_dir = os.path.join(args.root, "data"), os.path.join(args.root, "train")
-    # It writes data/, train/, fresh.txt and fresh.decoded there: only into a folder of its own.
+    # It writes data/, train/, fresh.txt and fresh.RULE.decoded there: only into a
+    # folder of its own.
     if os.path.isdir(args.root) and os.listdir(args.root):
         parser.error(f"--root={args.root} is not empty (an earlier run, or your files): "
                      "give a new --root")
@@ -55,23 +67,33 @@ def main() -> int:
     train_minutes = (time.monotonic() - started) / 60.0
     inputs = fresh_binary_strings(args.per_length, args.seed)
     source = os.path.join(args.root, "fresh.txt")
-    decoded_path = os.path.join(args.root, "fresh.decoded")
     with open(source, "w", encoding="utf-8") as f:
         f.writelines(line + "\n" for line in inputs)
-    run(["t2t-decoder", f"--output_dir={output_dir}", "--decode_hparams=beam_size=4,alpha=0.6",
-         f"--decode_from_file={source}", f"--decode_to_file={decoded_path}"])
-    with open(decoded_path, encoding="utf-8") as f:
-        decoded = f.read().splitlines()
-    counts = reversal_accuracy_by_length(inputs, decoded)
-    by_bucket = {key: f"{right}/{total}" for key, (right, total) in counts.items()}
-    right = sum(right for right, _ in counts.values())
+    decodes = {}
+    for stop_rule in stop_rules:
+        decoded_path = os.path.join(args.root, f"fresh.{stop_rule}.decoded")
+        started = time.monotonic()
+        run(["t2t-decoder", f"--output_dir={output_dir}",
+             f"--decode_hparams=beam_size=4,alpha=0.6,stop_rule={stop_rule}",
+             f"--decode_from_file={source}", f"--decode_to_file={decoded_path}"])
+        decode_seconds = time.monotonic() - started
+        with open(decoded_path, encoding="utf-8") as f:
+            counts = reversal_accuracy_by_length(inputs, f.read().splitlines())
+        right = sum(right for right, _ in counts.values())
+        decodes[stop_rule] = {
+            "accuracy": round(100.0 * right / len(inputs), 2),
+            "decode_seconds": round(decode_seconds, 1),
+            "by_length": {key: f"{right}/{total}" for key, (right, total) in counts.items()}}
     result = {"hparams_set": args.hparams_set, "hparams": args.hparams,
-              "train_steps": args.train_steps, "train_seed": args.train_seed, "train_minutes": round(train_minutes, 1),
-              "accuracy": round(100.0 * right / len(inputs), 2), "by_length": by_bucket}
+              "train_steps": args.train_steps, "train_seed": args.train_seed,
+              "train_minutes": round(train_minutes, 1), "decodes": decodes}
     print(json.dumps(result))
-    print("| hparams | steps | minutes | accuracy | " + " | ".join(by_bucket) + " |")
-    print(f"| `{args.hparams_set}` {args.hparams} | {args.train_steps} | {train_minutes:.1f} | "
-          f"{result['accuracy']}% | " + " | ".join(by_bucket.values()) + " |")
+    buckets = list(next(iter(decodes.values()))["by_length"])
+    print("| hparams | steps | minutes | stop rule | accuracy | " + " | ".join(buckets) + " |")
+    for stop_rule, decode in decodes.items():
+        print(f"| `{args.hparams_set}` {args.hparams} | {args.train_steps} | "
+              f"{train_minutes:.1f} | {stop_rule} | {decode['accuracy']}% | "
+              + " | ".join(decode["by_length"].values()) + " |")
     return 0
 
 

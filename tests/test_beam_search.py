@@ -204,6 +204,26 @@ def test_beam_finished_rule_stops_once_the_beam_has_finished_hypotheses():
         BeamSearchDecoder(model, stop_rule="fast")
 
 
+@pytest.mark.parametrize("stop_rule", ["exact", "beam_finished"])
+def test_an_eos_ranked_below_the_beam_is_no_result(stop_rule):
+    # Few ids: each beam's EOS is among the 2 * beam_size candidates of every step,
+    # but ranked below both live ones until step 3 (0.15 then 0.9 from there).
+    # Finalised as they came, "EOS" (step 0) and "a EOS" would fill the finished
+    # set at step 1 and end the search with "EOS"; fairseq's rule waits for "a a a EOS".
+    model = scripted([0.0, 0.1, 0.6, 0.3], [0.0, 0.15, 0.8, 0.05], [0.0, 0.15, 0.8, 0.05],
+                     [0.0, 0.9, 0.05, 0.05])
+    expected = all_finished_scores(model, INPUTS[0], 6, 0.0)
+    best = max(expected, key=expected.get)
+    assert best == (2, 2, 2, EOS_ID) and expected[best] > expected[(EOS_ID,)]
+    ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=0.0,
+                                    stop_rule=stop_rule)(INPUTS[:1], 6)
+    assert through_eos(ids.numpy()[0, 0]) == best
+    assert scores.numpy()[0, 0] == pytest.approx(expected[best], abs=1e-5)
+    if stop_rule == "beam_finished":  # "a a a EOS" and "b a a EOS" after 4 steps
+        assert ids.shape[-1] == 4
+        assert through_eos(ids.numpy()[0, 1]) == (3, 2, 2, EOS_ID)
+
+
 def test_early_stop_waits_until_every_beam_has_a_finished_hypothesis():
     # "EOS" alone already beats anything alive, but the second beam slot still
     # has to be filled by "a EOS" rather than left empty.
@@ -266,6 +286,31 @@ def test_settled_items_leave_the_batch_with_the_results_they_would_have_had():
         width = alone_ids.shape[-1]
         np.testing.assert_array_equal(alone_ids.numpy()[0], ids[row, :, :width])
         np.testing.assert_allclose(alone_scores.numpy()[0], scores[row], atol=1e-6)
+
+
+class LateEndingModel(WholeBatchModel):
+    """EOS unlikely before step (input length - 1), even odds there, near-certain
+    after; keeps its whole batch to the end."""
+
+    def decode_step(self, ids, step, state):
+        phase = tf.sign(step + 1 - state["length"])[:, None]
+        probabilities = tf.where(phase < 0, [[0.0, 0.01, 0.6, 0.39]], tf.where(
+            phase == 0, [[0.0, 0.5, 0.45, 0.05]], [[0.0, 0.9, 0.09, 0.01]]))
+        return tf.math.log(probabilities), state
+
+
+def test_a_settled_item_kept_in_its_batch_keeps_its_results():
+    # The short input has two finished hypotheses after 2 steps ("EOS" at step 1 is
+    # the shortest): it is done under beam_finished. Searched on beside the long
+    # one, its step-3 "a a EOS" would outscore "EOS" at alpha 10.
+    inputs = np.array([[5, 1] + [0] * 5, [3] * 6 + [1]], np.int32)
+    decoder = BeamSearchDecoder(LateEndingModel(), beam_size=2, alpha=10.0,
+                                stop_rule="beam_finished")
+    ids, scores = (t.numpy() for t in decoder(inputs, 10))
+    alone_ids, alone_scores = (t.numpy() for t in decoder(inputs[:1], 10))
+    assert alone_ids.shape[-1] == 3
+    np.testing.assert_array_equal(ids[0, :, :3], alone_ids[0])
+    np.testing.assert_allclose(scores[0], alone_scores[0], rtol=1e-6)
 
 
 @pytest.mark.parametrize("beam_size", [1, 3])

@@ -9,7 +9,10 @@ EOS compete for the finished set with score ``log_prob / ((5 + length) / 6) **
 alpha`` (length counts the EOS, Wu et al. 2016), the others become the new
 alive set. An input stops under its ``stop_rule`` (``STOP_RULES``): by default
 once no alive hypothesis can enter its finished set, as tensor2tensor's search
-stops, or once its finished set is full, as fairseq's and CTranslate2's do.
+stops, or once its finished set is full, as fairseq's and CTranslate2's do (and,
+as theirs, that rule finalises only the EOS candidates ranked within the best
+``beam_size``). Once an input has stopped its hypotheses stay as they are,
+whether it leaves the batch or is carried to the batch's end.
 
 Outputs: ``ids`` hold the generated tokens without the start symbol; a finished
 hypothesis keeps its EOS and is PAD (0) after it. A batch item with no finished
@@ -204,10 +207,18 @@ def greedy_search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
 
 # When beam search stops searching an input (the decode hparam stop_rule):
 # "exact" once no alive hypothesis can enter its finished set, so that it returns
-# the beam_size best hypotheses the search can find (tensor2tensor's rule);
-# "beam_finished" once beam_size hypotheses have finished, as fairseq and
-# CTranslate2 (patience 1) stop: with alpha > 0 a longer hypothesis might still
-# have scored higher, but fewer steps run (about half on Multi30k at alpha 1.0).
+# the beam_size best hypotheses the search can find (tensor2tensor's rule; every
+# EOS among the 2 * beam_size candidates of a step competes for the set).
+# "beam_finished" as fairseq and CTranslate2 (patience 1) search and stop: an EOS
+# candidate is finalised only when it ranks within the best beam_size of the
+# step's candidates (by log-prob), and the input stops once beam_size hypotheses
+# have been finalised; it returns the beam_size best of those by score (the step
+# that fills the set may finalise more: CTranslate2 keeps the best, fairseq the
+# first). With alpha > 0 a longer hypothesis might still have scored higher, but
+# fewer steps run (about half on Multi30k at alpha 1.0); on a few ids and a sure
+# model it loses long outputs (docs/SPEED.md). Both rules, at
+# max_decode_length: the finished hypotheses if any (unused slots -inf), else the
+# alive ones without EOS (fairseq would end those with EOS there).
 STOP_RULES = ("exact", "beam_finished")
 
 
@@ -223,8 +234,9 @@ def _settled_items(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: float,
                    stop_rule: str = "exact") -> tf.Tensor:
     """bool [B]: True for the items the search is done with (``STOP_RULES``).
 
-    Under "beam_finished", an item with no empty finished slot, or with nothing
-    alive. Under "exact", an item whose finished set no alive hypothesis can
+    Under "beam_finished", an item with no empty finished slot (which only EOS
+    candidates ranked within the best beam_size fill), or with nothing alive.
+    Under "exact", an item whose finished set no alive hypothesis can
     change. A future finished hypothesis has log-prob <= the best alive log-prob (all
     log-probs are <= 0) and a length in [step + 1, max_decode_length], so its
     score is at most best_alive / (the largest penalty over those lengths).
@@ -241,6 +253,11 @@ def _settled_items(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: float,
                               _length_penalty(max_decode_length, alpha))
     best_possible = tf.reduce_max(alive_log_probs, axis=1) / best_penalty
     return tf.reduce_min(finished_scores, axis=1) >= best_possible
+
+
+def _keep_settled(done: tf.Tensor, old: tf.Tensor, new: tf.Tensor) -> tf.Tensor:
+    """``new`` [B, ...] but for the rows of the ``done`` items (bool [B]): ``old``."""
+    return tf.where(tf.reshape(done, [-1] + [1] * (new.shape.rank - 1)), old, new)
 
 
 def _beam_results(alive_seq: tf.Tensor, alive_log_probs: tf.Tensor, finished_seq: tf.Tensor,
@@ -288,6 +305,9 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                               tf.logical_not(tf.reduce_all(settled(step, searched))))
 
     def one_step(step, searched, carried, state, constraint_state):
+        # Items already settled keep what they have: their results must not depend
+        # on whether they have left the batch (XLA and some models keep them).
+        done = settled(step, searched)
         alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags = searched
         prev_ids = tf.where(step > 0, tf.gather(alive_seq, tf.maximum(step - 1, 0), axis=2),
                             PAD_ID)
@@ -309,6 +329,11 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
         ends = tf.equal(top_ids, eos_id)
         # -inf candidates come from empty beam slots (or suppressed tokens): never real.
         ends_real = tf.logical_and(ends, top_log_probs > NEG_INF)
+        if stop_rule == "beam_finished":
+            # fairseq's and CTranslate2's rule: an EOS ranked below the best beam_size
+            # candidates is no result (with few ids every beam's EOS is among the
+            # 2 * beam_size, and the finished set would fill with them at once).
+            ends_real = tf.logical_and(ends_real, tf.range(2 * beam_size) < beam_size)
 
         # Alive: the best beam_size candidates that did not end in EOS.
         alive_log_probs, keep = tf.math.top_k(tf.where(ends, NEG_INF, top_log_probs),
@@ -331,8 +356,8 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                                  batch_dims=1)
         finished_flags = tf.gather(tf.concat([finished_flags, ends_real], axis=1), keep,
                                    batch_dims=1)
-        searched = [alive_seq, alive_log_probs, finished_seq, finished_scores,
-                    finished_flags]
+        searched = [_keep_settled(done, old, new) for old, new in zip(searched, [
+            alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags])]
         if carried:
             searched, carried, state, constraint_state = drop_done_items(
                 model, beam_size, settled(step + 1, searched), searched,
