@@ -24,18 +24,18 @@ import os
 import sys
 import tempfile
 import time
+from typing import TYPE_CHECKING
 
 from sweep_decode import floats, headline
 
 from t2t_lite.bin import common, trained_run
-from t2t_lite.decoding import decoder
-from t2t_lite.decoding.factory import Decoding
-from t2t_lite.export.ctranslate2_spec import ctranslate2_decoding, export_ctranslate2
-from t2t_lite.metrics.scoring import score_decodes
+
+if TYPE_CHECKING:  # the heavy imports wait until the flags are read (TensorFlow starts quietly)
+    from t2t_lite.decoding.factory import Decoding
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = common.FlagParser(description=__doc__.split("\n")[0])
+    parser = common.CommandParser(description=__doc__.split("\n")[0])
     common.add_registry_flags(parser)  # --output_dir: the trained run
     parser.add_argument("--source", required=True, help="inputs, one a line")
     parser.add_argument("--reference", required=True, help="references, line-aligned")
@@ -51,6 +51,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--score_line", default="",
                         help="which report line to score by (default: the metric's first)")
     args = parser.parse_args(argv)
+    from t2t_lite.decoding import decoder
+    from t2t_lite.export.ctranslate2_spec import ctranslate2_decoding, export_ctranslate2
+    from t2t_lite.metrics.scoring import score_decodes
+
     if trained_run.start(args):
         return
     import ctranslate2  # only this benchmark needs it
@@ -64,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"checkpoint {checkpoint}\n| route | {args.score_line or 'score'} | seconds "
           "| sentences/s |\n| --- | --- | --- | --- |", flush=True)
 
-    def report(route: str, decoding: Decoding) -> None:
+    def report(route: str, decoding: "Decoding") -> None:
         with tempfile.TemporaryDirectory() as scratch:
             for _ in range(2):  # the second decode is timed: the first traces ours
                 started = time.perf_counter()

@@ -26,9 +26,9 @@ import json
 import os
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from t2t_lite.bin import common  # t2t_lite first: it picks TensorFlow's CPU kernels
 
-import t2t_lite  # noqa: E402,F401  (before TensorFlow: the model's float32 kernels)
+common.start_tensorflow(verbosity=0)  # quietly, as the t2t-* commands start it
 import tensorflow as tf  # noqa: E402
 
 # d_model, d_ff (../shared/bench/peers.py's shapes)

@@ -18,12 +18,14 @@ import argparse
 import gc
 import time
 
-import t2t_lite  # noqa: F401  (before TensorFlow: the kernels the trainer runs)
-import tensorflow as tf
+from t2t_lite.bin import common  # t2t_lite first: it picks TensorFlow's CPU kernels
 
-from t2t_lite import registry
-from t2t_lite.builtins import load_builtins
-from t2t_lite.data.pipeline import batch_examples
+common.start_tensorflow(verbosity=0)  # quietly, as the t2t-* commands start it
+import tensorflow as tf  # noqa: E402
+
+from t2t_lite import registry  # noqa: E402
+from t2t_lite.builtins import load_builtins  # noqa: E402
+from t2t_lite.data.pipeline import batch_examples  # noqa: E402
 
 
 def training_batches(problem_name: str, data_dir: str, autotune: bool) -> tf.data.Dataset:

@@ -18,16 +18,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from sweep_decode import NUMBER, headline
 
-import t2t_lite  # noqa: F401  (before TensorFlow: the kernels t2t-decoder runs)
-import tensorflow as tf
-
 from t2t_lite.bin import common, trained_run
-from t2t_lite.decoding import decoder
-from t2t_lite.metrics.scoring import score_decodes
-from t2t_lite.training.checkpoints import restore_model
 
 BLEU_LINES = ("tokenized BLEU (lowercased)", "tokenized BLEU (paper)", "sacreBLEU (lowercased)",
               "sacreBLEU (cased)")
@@ -35,6 +30,8 @@ BLEU_LINES = ("tokenized BLEU (lowercased)", "tokenized BLEU (paper)", "sacreBLE
 
 def checkpoints(output_dir: str) -> dict[int, str]:
     """step -> checkpoint prefix, of every checkpoint the dir's index lists."""
+    import tensorflow as tf
+
     state = tf.train.get_checkpoint_state(output_dir)
     if state is None:
         raise SystemExit(f"no checkpoint in {output_dir}")
@@ -56,8 +53,8 @@ def step_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of steps")
 
 
-def main() -> None:
-    parser = common.FlagParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = common.CommandParser(description=__doc__.split("\n")[0])
     common.add_registry_flags(parser)  # --output_dir: the training folder
     parser.add_argument("--source", required=True)
     parser.add_argument("--reference", required=True)
@@ -73,7 +70,12 @@ def main() -> None:
     parser.add_argument("--decodes_dir", default="",
                         help="where each checkpoint's decode goes (default: OUTPUT_DIR.curve; "
                              "no command writes inside a run folder)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    # The heavy imports wait until the flags are read (TensorFlow starts quietly).
+    from t2t_lite.decoding import decoder
+    from t2t_lite.metrics.scoring import score_decodes
+    from t2t_lite.training.checkpoints import restore_model
+
     if trained_run.start(args):
         return
     run = trained_run.open_run(args, "learning_curve", trained_run.input_files(
@@ -111,4 +113,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(common.run_main("learning_curve.py", main))

@@ -23,11 +23,9 @@ from __future__ import annotations
 import json
 import os
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from int8_matmul import best_time, parse_product_flags  # TensorFlow started quietly
 
-from int8_matmul import best_time, parse_product_flags  # noqa: E402
-
-import tensorflow as tf  # noqa: E402
+import tensorflow as tf
 
 
 @tf.function

@@ -30,16 +30,15 @@ import resource
 import tempfile
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import numpy as np
 
-import numpy as np  # noqa: E402
+from t2t_lite.bin import common  # t2t_lite first: it picks TensorFlow's CPU kernels
 
-import t2t_lite  # noqa: E402,F401  (before TensorFlow: it picks TensorFlow's CPU kernels)
+common.start_tensorflow(verbosity=0)  # quietly, as the t2t-* commands start it
 import tensorflow as tf  # noqa: E402
 
 from t2t_lite import registry  # noqa: E402
 from t2t_lite.builtins import load_builtins  # noqa: E402
-from t2t_lite.bin import common  # noqa: E402
 from t2t_lite.data.problem import Problem  # noqa: E402
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder  # noqa: E402
 from t2t_lite.experiment import Experiment  # noqa: E402

@@ -24,17 +24,14 @@ import contextlib
 import itertools
 import os
 import re
+import sys
 import tempfile
 import time
 from typing import TYPE_CHECKING
 
 from t2t_lite.bin import common, trained_run
-from t2t_lite.decoding import decoder
-from t2t_lite.metrics.scoring import score_decodes
-from t2t_lite.training.averaging import average_last_checkpoints
-from t2t_lite.training.checkpoint_state import checkpoint_step, checkpoints_on_disk
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the heavy imports wait until the flags are read (TensorFlow starts quietly)
     from t2t_lite.output_paths import Paths
 
 NUMBER = re.compile(r"[-+]?\d+\.\d+")
@@ -57,6 +54,8 @@ def headline(report: list[str], label: str) -> float:
 def checkpoint_at(folder: str, steps: list[int | None]) -> list[str | None]:
     """``folder``'s checkpoint at each of ``steps`` (None: its latest), or a
     ValueError naming the steps it has."""
+    from t2t_lite.training.checkpoint_state import checkpoint_step, checkpoints_on_disk
+
     found = {checkpoint_step(path): path for path in checkpoints_on_disk(folder)}
     missing = [step for step in steps if step is not None and step not in found]
     if missing:
@@ -70,8 +69,8 @@ def floats(text: str) -> list[float]:
     return [float(x) for x in text.split(",")]
 
 
-def main() -> None:
-    parser = common.FlagParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = common.CommandParser(description=__doc__.split("\n")[0])
     common.add_registry_flags(parser)  # --output_dir: the training folder
     parser.add_argument("--source", required=True, help="dev inputs, one a line")
     parser.add_argument("--reference", required=True, help="dev references, line-aligned")
@@ -88,7 +87,12 @@ def main() -> None:
     parser.add_argument("--ensemble", default="",
                         help="other training folders (comma-separated) of the same problem "
                         "and vocabulary, averaged as --output_dir is: sweep their ensemble")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    from t2t_lite.decoding import decoder
+    from t2t_lite.metrics.scoring import score_decodes
+    from t2t_lite.training.averaging import average_last_checkpoints
+    from t2t_lite.training.checkpoint_state import checkpoint_step
+
     if trained_run.start(args):
         return
     member_dirs = [folder for folder in args.ensemble.split(",") if folder]
@@ -147,4 +151,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(common.run_main("sweep_decode.py", main))

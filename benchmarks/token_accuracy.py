@@ -17,14 +17,12 @@ model's whole word mass, so what counts is whether the model puts more mass on
 from __future__ import annotations
 
 import collections
+import sys
 
-import t2t_lite  # noqa: F401  (before TensorFlow: the kernels t2t-decoder runs)
 import numpy as np
 
 from t2t_lite.bin import common, trained_run
 from t2t_lite.contracts.reserved_ids import PAD_ID
-from t2t_lite.data.pipeline import batch_examples
-from t2t_lite.training.checkpoints import restore_model
 
 
 WORD_KIND = "word or other"
@@ -48,11 +46,15 @@ def word_mass_decisions(logits: np.ndarray, targets: np.ndarray,
     return best == np.where(is_word[targets], -1, targets)
 
 
-def main() -> None:
-    parser = common.FlagParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = common.CommandParser(description=__doc__.split("\n")[0])
     common.add_registry_flags(parser)  # --output_dir: a training or averaged folder
     parser.add_argument("--split", default="dev")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    # The heavy imports wait until the flags are read (TensorFlow starts quietly).
+    from t2t_lite.data.pipeline import batch_examples
+    from t2t_lite.training.checkpoints import restore_model
+
     if trained_run.start(args):
         return
     run = trained_run.open_run(args, "token_accuracy",
@@ -96,4 +98,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(common.run_main("token_accuracy.py", main))

@@ -128,9 +128,17 @@ class CommandParser(FlagParser):
                                "one per core")
         self.add_argument("--inter_op_parallelism_threads", type=at_least(0), default=0,
                           help="ops that may run at once; 0: TensorFlow's choice")
+        self._before_start: list[Callable[[argparse.Namespace], None]] = []
+
+    def before_start(self, announce: Callable[[argparse.Namespace], None]) -> None:
+        """``announce(args)`` runs once the flags are read, before TensorFlow starts
+        (seconds of silence): what a person at a terminal should see at once."""
+        self._before_start.append(announce)
 
     def parse_args(self, args=None, namespace=None) -> argparse.Namespace:
         parsed = super().parse_args(args, namespace)
+        for announce in self._before_start:
+            announce(parsed)
         start_tensorflow(parsed.verbosity)
         set_threads(parsed.intra_op_parallelism_threads, parsed.inter_op_parallelism_threads)
         return parsed

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import sys
 import time
 from functools import partial
 from typing import TYPE_CHECKING, Sequence
@@ -20,6 +21,8 @@ if TYPE_CHECKING:  # the heavy imports wait until a command runs
     from t2t_lite.decoding.factory import Decoding
     from t2t_lite.decoding.settings import DecodeSettings
     from t2t_lite.output_paths import Paths
+
+PROMPT = "> "  # before each line --decode_interactive reads from a terminal
 
 
 def parser() -> argparse.ArgumentParser:
@@ -49,10 +52,20 @@ def parser() -> argparse.ArgumentParser:
                    help="(tensor2tensor) only 1: a t2t-decoder decodes its whole file")
     p.add_argument("--decode_in_memory", action="store_true",
                    help="(tensor2tensor) accepted: t2t-decoder always decodes in memory")
+    p.before_start(_hint_at_a_terminal)
     p.acts_only("--decode_to_file", "with --decode_from_file or --score_file "
                 "(--decode_interactive prints its outputs)",
                 lambda args: bool(args.decode_from_file or args.score_file))
     return p
+
+
+def _hint_at_a_terminal(args: argparse.Namespace) -> None:
+    """--decode_interactive at a terminal: what the seconds of loading lead to, at
+    once (TensorFlow and the model take seconds to load, the first line to trace)."""
+    if args.decode_interactive and args.output_dir and sys.stdin.isatty():
+        print(f"t2t-decoder: loading the model of {args.output_dir}; then type a sentence "
+              f"at the prompt ({PROMPT.strip()}) and press Enter; Ctrl-D ends",
+              file=sys.stderr, flush=True)
 
 
 def _declare_inputs(args: argparse.Namespace, paths: "Paths") -> None:
@@ -87,7 +100,8 @@ def decode(argv: Sequence[str] | None) -> int:
     run = trained_run.open_run(args, "t2t-decoder", partial(_declare_inputs, args))
     settings = run.decode_settings(args.decode_hparams)
     if args.decode_interactive:
-        decoder.decode_interactive(_decoding(args, run, settings))
+        decoder.decode_interactive(_decoding(args, run, settings),
+                                   prompt=PROMPT if sys.stdin.isatty() else "")
         return 0
     source = args.score_file or args.decode_from_file
     default = source + (".scores" if args.score_file else ".decoded")

@@ -24,7 +24,8 @@ def start(args: argparse.Namespace) -> bool:
     if common.load_registrations(args):
         return True
     if not args.output_dir:
-        raise ValueError("--output_dir is required (the folder t2t-trainer wrote)")
+        raise ValueError("--output_dir is required (a run folder written by t2t-trainer "
+                         "or t2t-avg-all)")
     return False
 
 

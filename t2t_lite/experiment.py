@@ -138,8 +138,10 @@ def resolve(problem_name: str | None, model_name: str | None, hparams_set: str |
     """
     record = load_record(output_dir)
     if record is None and must_exist:
+        # Named by its path, not a flag: --output_dir's run and --ensemble's members.
         raise ExperimentError(f"{os.path.join(output_dir, HPARAMS_FILE)} not found: "
-                              "--output_dir must be a directory written by t2t-trainer")
+                              f"{output_dir} is not a run folder written by t2t-trainer "
+                              "or t2t-avg-all")
     saved = record or {}
     for flag, asked, key in (("--problem", problem_name, "problem"),
                              ("--model", model_name, "model"),

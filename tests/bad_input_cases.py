@@ -146,10 +146,10 @@ CASES = [
     Case("decoding a dir no trainer wrote", t2t_decoder.main,
          lambda ws: [f"--output_dir={ws.root}/empty_dir",
                      f"--decode_from_file={ws.path('in.txt')}"],
-         "must be a directory written by t2t-trainer"),
+         "is not a run folder written by t2t-trainer or t2t-avg-all"),
     Case("evaluating a dir no trainer wrote", t2t_trainer.main,
          lambda ws: COMMON + [f"--data_dir={ws.data_dir}", f"--output_dir={ws.root}/empty_dir",
-                              "--schedule=evaluate"], "must be a directory written by"),
+                              "--schedule=evaluate"], "is not a run folder written by"),
     # Missing or unreadable data and files.
     Case("no data in data_dir", t2t_trainer.main,
          lambda ws: COMMON + [f"--data_dir={ws.root}/empty_dir",
@@ -308,6 +308,9 @@ CASES = [
                                    f"--ensemble={ws.output_dir}"],
          "is in the ensemble already; an ensemble of a checkpoint with itself decodes as "
          "that checkpoint alone"),
+    Case("exporting a dir no trainer or average wrote", t2t_exporter.main,
+         lambda ws: [f"--output_dir={ws.root}/empty_dir", f"--export_dir={ws.root}/export_none"],
+         "is not a run folder written by t2t-trainer or t2t-avg-all"),
     Case("export into a used folder", t2t_exporter.main,
          lambda ws: run_dir(ws) + [f"--export_dir={ws.root}/export_taken"],
          "holds files t2t-exporter did not write"),

@@ -11,7 +11,12 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import t2t_lite  # noqa: E402,F401  (before TensorFlow: its kernel choice, as users get it)
+from t2t_lite.bin import common  # noqa: E402  (t2t_lite before TensorFlow: its kernel choice)
+
+# Quietly, as the commands start it: pytest's controller prints what its own
+# start-up wrote to stderr when the run ends (TensorFlow's device probing, a cuInit
+# error on a machine without a GPU), after the summary.
+common.start_tensorflow(verbosity=0)
 import tensorflow as tf  # noqa: E402
 
 from t2t_lite.training.distribute import split_cpu  # noqa: E402

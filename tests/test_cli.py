@@ -173,6 +173,25 @@ def constant_model_checkpoint(output_dir, folder):
     return tf.train.Checkpoint(model=model_variables(model)).save(str(folder / "constant"))
 
 
+@pytest.mark.parametrize("terminal", [True, False])
+def test_interactive_decoding_at_a_terminal_says_what_to_do_before_loading(
+        terminal, capsys, monkeypatch):
+    """TensorFlow and the model take seconds to load: a person at a terminal is
+    told at once what to do when the prompt comes; piped input gets no hint."""
+    class Stdin:
+        def isatty(self):
+            return terminal
+
+    shown_at_start = []
+    monkeypatch.setattr("sys.stdin", Stdin())
+    monkeypatch.setattr("t2t_lite.bin.common.start_tensorflow",
+                        lambda verbosity: shown_at_start.append(capsys.readouterr().err))
+    t2t_decoder.parser().parse_args(["--output_dir=runs/x", "--decode_interactive"])
+    hint = ("t2t-decoder: loading the model of runs/x; then type a sentence at the prompt "
+            "(>) and press Enter; Ctrl-D ends\n")
+    assert shown_at_start == [hint if terminal else ""]
+
+
 def test_decode_from_file_writes_each_lines_decode_in_place(trained, tmp_path):
     _, output_dir = trained
     source = tmp_path / "in.txt"

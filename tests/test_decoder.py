@@ -174,6 +174,23 @@ def test_decode_interactive_answers_each_line_until_eof():
     assert out.getvalue() == "cba\n\nyx\n"
 
 
+def test_decode_interactive_prompts_before_each_line_it_reads(capsys):
+    """The prompt is on stderr when the next line is read (stdout holds only the
+    decodes); after the last, a newline, so Ctrl-D leaves no prompt behind."""
+    shown_when_read = []
+
+    class Typed(io.BytesIO):
+        def readline(self, size=-1):
+            shown_when_read.append(capsys.readouterr().err)
+            return super().readline(size)
+
+    out = io.StringIO()
+    decode_interactive(decoding(ReversingSearch()), input_stream=Typed(b"abc\nxy\n"),
+                       output_stream=out, prompt="> ")
+    assert shown_when_read == ["> ", "> ", "> "] and out.getvalue() == "cba\nyx\n"
+    assert capsys.readouterr().err == "\n"
+
+
 def test_decode_hparams_layers_library_problem_and_user_settings():
     library = decode_hparams()
     assert library.values() == {"beam_size": 4, "alpha": 0.6, "stop_rule": "exact",

@@ -57,6 +57,21 @@ def test_tensorflow_starts_quietly(tmp_path):
     assert not [line for line in failing.stderr.splitlines() if line[:5] in ("I0000", "E0000")]
 
 
+def test_sweep_decode_starts_tensorflow_as_the_commands_do(tmp_path):
+    """benchmarks/sweep_decode.py (the README's tuning step) imported TensorFlow on
+    load, before its flags: every start-up line showed. Now a bad input is its one
+    line, TensorFlow started (quietly) before it is found."""
+    script = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks",
+                          "sweep_decode.py")
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    failing = subprocess.run([sys.executable, script, f"--output_dir={tmp_path}",
+                              f"--source={tmp_path}/none.en", "--reference=none.de"],
+                             capture_output=True, text=True, env=env, timeout=300)
+    assert failing.returncode == 2
+    assert failing.stderr.splitlines() == [
+        f"sweep_decode.py: error: --source={tmp_path}/none.en: no such file"]
+
+
 def test_no_command_imports_tensorflow_before_its_flags():
     """start_tensorflow keeps TensorFlow's start-up lines quiet only when it is what
     imports TensorFlow; a command whose module imports it on load (t2t-avg-all did)

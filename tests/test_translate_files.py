@@ -119,7 +119,7 @@ def test_trainer_generate_data_records_the_options(corpus, capsys):
         "--model=transformer", "--hparams_set=transformer_tiny", "--generate_data",
         "--schedule=evaluate", f"--data_options=train={corpus}/train,dev={corpus}/valid,"
         "source_lang=en,target_lang=de,vocab_size=320"])
-    assert "must be a directory written by t2t-trainer" in line
+    assert "is not a run folder written by t2t-trainer or t2t-avg-all" in line
     assert data_options.load(registry.problems["translate_files"](),
                              str(corpus / "data")).vocab_size == 320
 

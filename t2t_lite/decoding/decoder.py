@@ -134,16 +134,27 @@ def decode_from_file(input_path: str, output_path: str, decoding: Decoding,
 
 
 def decode_interactive(decoding: Decoding, input_stream: BinaryIO | None = None,
-                       output_stream: TextIO | None = None) -> None:
+                       output_stream: TextIO | None = None, prompt: str = "") -> None:
     """Prints one decoded line per line read (stdin by default) until end of input.
 
     Lines are read as files are (``stream_utf8_lines``): a line that is not UTF-8
     or holds a control character ends the session with an error naming
     ``<stdin>:LINE``; unknown tokens and a cut input are warned about line by line.
+    A ``prompt`` (for a terminal) goes to stderr before each line is read, and a
+    newline at the end of input (Ctrl-D leaves the cursor on the prompt's line).
     """
     input_stream = input_stream or sys.stdin.buffer
     output_stream = output_stream or sys.stdout
-    for number, line in enumerate(stream_utf8_lines(input_stream, STDIN), start=1):
+    lines = enumerate(stream_utf8_lines(input_stream, STDIN), start=1)
+    while True:
+        if prompt:
+            sys.stderr.write(prompt)
+            sys.stderr.flush()
+        number, line = next(lines, (0, None))
+        if line is None:
+            if prompt:
+                sys.stderr.write("\n")
+            return
         unknown = UnknownTokens(STDIN)
         unknown.count(decoding.encoder, line, number)
         unknown.warn("decoded")
