@@ -22,8 +22,10 @@ Beam search of ``k >= 2`` beams, steps ``t = 0, 1, ...``:
 5. ``alive`` becomes the first k candidates of C that do not end in EOS (C has at
    most k that do, one per slot), -inf ones included as empty slots.
 6. The input is done after step t when ``t + 1`` is the maximum length, or when it
-   has settled: under "beam_finished" once it has k finished hypotheses or no
-   finite alive one; under "exact" once its lowest finished score (-inf with
+   has settled: under "beam_finished" once it has no finite alive hypothesis, or
+   k finished ones of which one has a log-prob (its score times its length's
+   penalty, the EOS counted) at least the best alive log-prob (CTranslate2's early
+   exit: no alive hypothesis can pass it); under "exact" once its lowest finished score (-inf with
    fewer than k) is at least the best alive log-prob over the largest length
    penalty, ``((5 + max_length) / 6) ** alpha``: no alive hypothesis can then
    enter the finished set.
@@ -126,7 +128,14 @@ def _settled(alive: list, finished: list, k: int, alpha: float, max_length: int,
     """Step 6 of the module docstring."""
     best_alive = max(log_prob for _, log_prob in alive)
     if stop_rule == "beam_finished":
-        return len(finished) == k or best_alive == -np.inf
+        if best_alive == -np.inf:
+            return True
+        if len(finished) < k:
+            return False
+        best_finished = max(score * length_penalty(len(tokens), alpha)
+                            for tokens, score in finished)
+        margin.cut(best_finished, best_alive)
+        return best_finished >= best_alive
     lowest = finished[-1][1] if len(finished) == k else -np.inf
     bound = best_alive / length_penalty(max_length, alpha)
     margin.cut(lowest, bound)

@@ -209,14 +209,17 @@ def greedy_search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
 # "exact" once no alive hypothesis can enter its finished set, so that it returns
 # the beam_size best hypotheses the search can find (tensor2tensor's rule; every
 # EOS among the 2 * beam_size candidates of a step competes for the set).
-# "beam_finished" as fairseq and CTranslate2 (patience 1) search and stop: an EOS
-# candidate is finalised only when it ranks within the best beam_size of the
-# step's candidates (by log-prob), and the input stops once beam_size hypotheses
-# have been finalised; it returns the beam_size best of those by score (the step
+# "beam_finished" finalises as fairseq and CTranslate2 (patience 1) do: an EOS
+# candidate is a result only when it ranks within the best beam_size of the step's
+# candidates (by log-prob). The input stops once beam_size hypotheses have been
+# finalised (their count rule) and one of them has a log-prob no alive hypothesis
+# reaches (CTranslate2's early exit, which it takes when its step's best candidate
+# is an EOS): without that, a sure model over a few ids fills the set with
+# unlikely early EOS extensions of its one good beam and stops before that beam
+# ends (docs/SPEED.md). It returns the beam_size best finalised by score (the step
 # that fills the set may finalise more: CTranslate2 keeps the best, fairseq the
-# first). With alpha > 0 a longer hypothesis might still have scored higher, but
-# fewer steps run (about half on Multi30k at alpha 1.0); on a few ids and a sure
-# model it loses long outputs (docs/SPEED.md). Both rules, at
+# first). At alpha 0 its best hypothesis is exact's; with alpha > 0 a longer
+# hypothesis might still have scored higher, but far fewer steps run. Both rules, at
 # max_decode_length: the finished hypotheses if any (unused slots -inf), else the
 # alive ones without EOS (fairseq would end those with EOS there).
 STOP_RULES = ("exact", "beam_finished")
@@ -230,12 +233,16 @@ def check_stop_rule(stop_rule: str) -> None:
 
 
 def _settled_items(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: float,
-                   alive_log_probs: tf.Tensor, finished_scores: tf.Tensor,
+                   alive_log_probs: tf.Tensor, finished_seq: tf.Tensor,
+                   finished_scores: tf.Tensor, eos_id: int,
                    stop_rule: str = "exact") -> tf.Tensor:
     """bool [B]: True for the items the search is done with (``STOP_RULES``).
 
-    Under "beam_finished", an item with no empty finished slot (which only EOS
-    candidates ranked within the best beam_size fill), or with nothing alive.
+    Under "beam_finished", an item with nothing alive, or with no empty finished
+    slot (which only EOS candidates ranked within the best beam_size fill) and a
+    finished hypothesis whose log-prob (its score times its length's penalty) is at
+    least the best alive log-prob: log-probs only fall, so no alive hypothesis can
+    pass it.
     Under "exact", an item whose finished set no alive hypothesis can
     change. A future finished hypothesis has log-prob <= the best alive log-prob (all
     log-probs are <= 0) and a length in [step + 1, max_decode_length], so its
@@ -247,8 +254,14 @@ def _settled_items(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: float,
     only the best one) or with nothing alive (bound -inf).
     """
     if stop_rule == "beam_finished":
-        return tf.logical_or(tf.reduce_min(finished_scores, axis=1) > NEG_INF,
-                             tf.reduce_all(alive_log_probs == NEG_INF, axis=1))
+        nothing_alive = tf.reduce_all(alive_log_probs == NEG_INF, axis=1)
+        full = tf.reduce_min(finished_scores, axis=1) > NEG_INF
+        lengths = tf.argmax(tf.cast(tf.equal(finished_seq, eos_id), tf.int32), axis=2) + 1
+        finished_log_probs = tf.where(finished_scores > NEG_INF,
+                                      finished_scores * _length_penalty(lengths, alpha), NEG_INF)
+        reached = (tf.reduce_max(finished_log_probs, axis=1)
+                   >= tf.reduce_max(alive_log_probs, axis=1))
+        return tf.logical_or(tf.logical_and(full, reached), nothing_alive)
     best_penalty = tf.maximum(_length_penalty(step + 1, alpha),
                               _length_penalty(max_decode_length, alpha))
     best_possible = tf.reduce_max(alive_log_probs, axis=1) / best_penalty
@@ -297,8 +310,8 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     constraint_state = constraint.initial_state(inputs, beam_size, max_decode_length)
 
     def settled(step, searched):
-        return _settled_items(step, max_decode_length, alpha, searched[1], searched[3],
-                              stop_rule)
+        return _settled_items(step, max_decode_length, alpha, searched[1], searched[2],
+                              searched[3], eos_id, stop_rule)
 
     def not_settled(step, searched, *_):
         return tf.logical_and(step < max_decode_length,
