@@ -44,103 +44,11 @@ from typing import Any
 import tensorflow as tf
 
 from t2t_lite.contracts.decode_constraint import DecodeConstraint
-from t2t_lite.contracts.decode_state import decode_loop_shapes
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.decoding.done_items import carried_state, drop_done_items, finish
+from t2t_lite.decoding.search_loop import (NEG_INF, decode_while, initial_state, length_penalty,
+                                           resolve_constraint, step_model, token_log_probs, write_at)
 from t2t_lite.decoding.top_k import top_k_by_blocks
-
-NEG_INF = float("-inf")
-
-
-def _length_penalty(length: tf.Tensor, alpha: float) -> tf.Tensor:
-    """GNMT's ((5 + length) / 6) ** alpha."""
-    return tf.pow((5.0 + tf.cast(length, tf.float32)) / 6.0, alpha)
-
-
-class _Unconstrained:
-    """The constraint that allows every token: no state, no mask."""
-
-    def initial_state(self, inputs, beam_size, max_decode_length):
-        return {}
-
-    def constrain(self, state, log_probs):
-        return log_probs
-
-    def update(self, state, ids):
-        return state
-
-
-def resolve_constraint(constraint: DecodeConstraint | None, allow_eos: bool) -> Any:
-    """The constraint to apply (an unconstrained one for None); checks it fits ``allow_eos``."""
-    if constraint is None:
-        return _Unconstrained()
-    if not allow_eos:
-        raise ValueError("allow_eos=False cannot be combined with a decoding constraint: "
-                         "the constraint decides where EOS may go")
-    return constraint
-
-
-def _log_probs(logits: tf.Tensor, eos_id: int, allow_eos: bool) -> tf.Tensor:
-    """Normalized log-probabilities; EOS gets -inf when it is not allowed."""
-    logits = tf.cast(logits, tf.float32)
-    if not allow_eos:
-        is_eos = tf.equal(tf.range(tf.shape(logits)[-1]), eos_id)
-        logits = tf.where(is_eos, NEG_INF, logits)
-    return tf.nn.log_softmax(logits, axis=-1)
-
-
-def _write_at(seq: tf.Tensor, position: tf.Tensor, ids: tf.Tensor) -> tf.Tensor:
-    """``seq[..., position] = ids`` for a fixed-length id buffer."""
-    at_position = tf.equal(tf.range(tf.shape(seq)[-1]), position)
-    return tf.where(at_position, ids[..., None], seq)
-
-
-def _split_state(model: Any, state: dict) -> tuple[dict, dict]:
-    """(fixed, changing) parts of a decode state: the fixed part (the model's
-    ``fixed_decode_state_keys``, e.g. the encoder output's keys and values) is
-    the same for every beam of one input, so the loops read it from outside
-    instead of copying and reordering it every step (only the rows of items done
-    leave it: ``done_items``)."""
-    fixed_keys = model.fixed_decode_state_keys()
-    return ({key: value for key, value in state.items() if key in fixed_keys},
-            {key: value for key, value in state.items() if key not in fixed_keys})
-
-
-def _decode_while(model: Any, cond: Any, body: Any, loop_vars: list,
-                  buffer_lengths: list[int] | None) -> list:
-    """``tf.while_loop(cond, body, loop_vars)`` for a search whose loop variables
-    start with the step and end with (the model's changing state, the constraint's
-    state). With ``buffer_lengths`` (``search_decoder.cache_lengths``), one loop per
-    length instead, each
-    running while the step is below its length, the model's state resized for it
-    before: every loop has fixed shapes, as XLA needs."""
-    if buffer_lengths is None:
-        return tf.while_loop(cond, body, loop_vars,
-                             shape_invariants=decode_loop_shapes(loop_vars))
-    for length in buffer_lengths:
-        loop_vars = [*loop_vars[:-2], model.resize_decode_state(loop_vars[-2], length),
-                     loop_vars[-1]]
-        loop_vars = tf.while_loop(
-            lambda step, *rest, end=length: tf.logical_and(step < end, cond(step, *rest)),
-            body, loop_vars)
-    return loop_vars
-
-
-def _initial_state(model: Any, encoded: dict, max_decode_length: tf.Tensor,
-                   buffer_lengths: list[int] | None, beam_size: int = 1) -> tuple[dict, dict]:
-    """The model's (fixed, changing) decode state of ``beam_size`` hypotheses an
-    input; with ``buffer_lengths``, made for the first loop's length
-    (``_decode_while`` resizes it for the others)."""
-    return _split_state(model, model.initial_decode_state(
-        encoded, buffer_lengths[0] if buffer_lengths else max_decode_length, beam_size))
-
-
-def _step(model: Any, ids: tf.Tensor, step: tf.Tensor, fixed: dict,
-          changing: dict) -> tuple[tf.Tensor, dict]:
-    """``model.decode_step`` on the whole state -> (logits, the changing part)."""
-    logits, state = model.decode_step(ids, step, {**fixed, **changing})
-    return logits, {key: state[key] for key in changing}
-
 
 def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int,
                  eos_id: int, allow_eos: bool, constraint: DecodeConstraint | None = None,
@@ -148,12 +56,12 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | i
                  ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
     """Argmax decoding -> (ids [B, max_decode_length], log_probs [B], lengths [B]
     incl. EOS, the number of steps run: ids past it are PAD). ``buffer_lengths``:
-    see ``_decode_while``. Finished items leave the batch as in ``_beam_loop``."""
+    see ``decode_while``. Finished items leave the batch as in ``_beam_loop``."""
     constraint = resolve_constraint(constraint, allow_eos)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
     batch = tf.shape(inputs)[0]
-    fixed, state = _initial_state(model, model.encode(inputs, training=False),
+    fixed, state = initial_state(model, model.encode(inputs, training=False),
                                   max_decode_length, buffer_lengths)
     constraint_state = constraint.initial_state(inputs, 1, max_decode_length)
 
@@ -166,14 +74,14 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | i
 
     def one_step(step, searched, carried, state, constraint_state):
         ids, prev_ids, finished, log_prob, lengths = searched
-        logits, state = _step(model, prev_ids, step, carried.get("fixed", fixed), state)
+        logits, state = step_model(model, prev_ids, step, carried.get("fixed", fixed), state)
         step_log_probs = constraint.constrain(constraint_state,
-                                              _log_probs(logits, eos_id, allow_eos))
+                                              token_log_probs(logits, eos_id, allow_eos))
         next_ids = tf.argmax(step_log_probs, axis=-1, output_type=tf.int32)
         next_ids = tf.where(finished, PAD_ID, next_ids)
         log_prob += tf.where(finished, 0.0, tf.reduce_max(step_log_probs, axis=-1))
         lengths += tf.cast(tf.logical_not(finished), tf.int32)
-        ids = _write_at(ids, step, next_ids)
+        ids = write_at(ids, step, next_ids)
         finished = tf.logical_or(finished, tf.equal(next_ids, eos_id))
         constraint_state = constraint.update(constraint_state, next_ids)
         searched = [ids, next_ids, finished, log_prob, lengths]
@@ -186,7 +94,7 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | i
                 tf.zeros([batch], tf.bool), tf.zeros([batch], tf.float32),
                 tf.zeros([batch], tf.int32)]
     carried = carried_state(model, buffer_lengths, batch, list(results(*searched)), fixed)
-    steps, searched, carried, _, _ = _decode_while(
+    steps, searched, carried, _, _ = decode_while(
         model, not_done, one_step, [tf.constant(0), searched, carried, state, constraint_state],
         buffer_lengths)
     return (*finish(searched, results, carried), steps)
@@ -258,12 +166,12 @@ def _settled_items(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: float,
         full = tf.reduce_min(finished_scores, axis=1) > NEG_INF
         lengths = tf.argmax(tf.cast(tf.equal(finished_seq, eos_id), tf.int32), axis=2) + 1
         finished_log_probs = tf.where(finished_scores > NEG_INF,
-                                      finished_scores * _length_penalty(lengths, alpha), NEG_INF)
+                                      finished_scores * length_penalty(lengths, alpha), NEG_INF)
         reached = (tf.reduce_max(finished_log_probs, axis=1)
                    >= tf.reduce_max(alive_log_probs, axis=1))
         return tf.logical_or(tf.logical_and(full, reached), nothing_alive)
-    best_penalty = tf.maximum(_length_penalty(step + 1, alpha),
-                              _length_penalty(max_decode_length, alpha))
+    best_penalty = tf.maximum(length_penalty(step + 1, alpha),
+                              length_penalty(max_decode_length, alpha))
     best_possible = tf.reduce_max(alive_log_probs, axis=1) / best_penalty
     return tf.reduce_min(finished_scores, axis=1) >= best_possible
 
@@ -280,7 +188,7 @@ def _beam_results(alive_seq: tf.Tensor, alive_log_probs: tf.Tensor, finished_seq
     hypotheses, or of their alive ones (scored at ``steps`` tokens) for an item
     with none finished."""
     has_finished = tf.reduce_any(finished_flags, axis=1)
-    alive_scores = alive_log_probs / _length_penalty(steps, alpha)
+    alive_scores = alive_log_probs / length_penalty(steps, alpha)
     return (tf.where(has_finished[:, None, None], finished_seq, alive_seq),
             tf.where(has_finished[:, None], finished_scores, alive_scores))
 
@@ -292,7 +200,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
                ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """The alive/finished beam search (see the module docstring) -> (ids [B, beam,
     max_decode_length], scores [B, beam], the number of steps run: ids past it are
-    PAD). ``buffer_lengths``: see ``_decode_while``; ``stop_rule``: ``STOP_RULES``.
+    PAD). ``buffer_lengths``: see ``decode_while``; ``stop_rule``: ``STOP_RULES``.
 
     Items that have settled (``_settled_items``) leave the batch in groups
     (``done_items.SETTLED_FRACTION_TO_DROP``), their results written out: a
@@ -305,7 +213,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     max_decode_length = tf.cast(max_decode_length, tf.int32)
     batch = tf.shape(inputs)[0]
     # Item-major: row b * beam_size + k is beam k of item b.
-    fixed, state = _initial_state(model, model.encode(inputs, training=False),
+    fixed, state = initial_state(model, model.encode(inputs, training=False),
                                   max_decode_length, buffer_lengths, beam_size)
     constraint_state = constraint.initial_state(inputs, beam_size, max_decode_length)
 
@@ -324,10 +232,10 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
         alive_seq, alive_log_probs, finished_seq, finished_scores, finished_flags = searched
         prev_ids = tf.where(step > 0, tf.gather(alive_seq, tf.maximum(step - 1, 0), axis=2),
                             PAD_ID)
-        logits, state = _step(model, tf.reshape(prev_ids, [-1]), step,
+        logits, state = step_model(model, tf.reshape(prev_ids, [-1]), step,
                               carried.get("fixed", fixed), state)
         step_log_probs = constraint.constrain(constraint_state,
-                                              _log_probs(logits, eos_id, allow_eos))
+                                              token_log_probs(logits, eos_id, allow_eos))
         # Known when tracing, as top_k_by_blocks needs (the model's output layer).
         vocab_size = step_log_probs.shape[-1] or tf.shape(step_log_probs)[-1]
         step_log_probs = tf.reshape(step_log_probs, [-1, beam_size, vocab_size])
@@ -338,7 +246,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
         top_log_probs, top_index = top_k_by_blocks(candidates, 2 * beam_size)
         top_beams = top_index // vocab_size
         top_ids = top_index % vocab_size
-        top_seq = _write_at(tf.gather(alive_seq, top_beams, batch_dims=1), step, top_ids)
+        top_seq = write_at(tf.gather(alive_seq, top_beams, batch_dims=1), step, top_ids)
         ends = tf.equal(top_ids, eos_id)
         # -inf candidates come from empty beam slots (or suppressed tokens): never real.
         ends_real = tf.logical_and(ends, top_log_probs > NEG_INF)
@@ -361,7 +269,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
             constraint_state, tf.reshape(tf.gather(top_ids, keep, batch_dims=1), [-1]))
 
         # Finished: old finished first, so that ties keep the existing hypotheses.
-        new_scores = tf.where(ends_real, top_log_probs / _length_penalty(step + 1, alpha),
+        new_scores = tf.where(ends_real, top_log_probs / length_penalty(step + 1, alpha),
                               NEG_INF)
         finished_scores, keep = tf.math.top_k(
             tf.concat([finished_scores, new_scores], axis=1), k=beam_size)
@@ -386,7 +294,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     searched = [empty_seq, initial_log_probs, empty_seq, no_scores,
                 tf.zeros([batch, beam_size], tf.bool)]
     carried = carried_state(model, buffer_lengths, batch, [empty_seq, no_scores], fixed)
-    steps, searched, carried, _, _ = _decode_while(
+    steps, searched, carried, _, _ = decode_while(
         model, not_settled, one_step, [tf.constant(0), searched, carried, state, constraint_state],
         buffer_lengths)
     ids, scores = finish(searched, lambda *rows: _beam_results(*rows, steps, alpha), carried)
@@ -398,7 +306,7 @@ def search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
             constraint: DecodeConstraint | None, buffer_lengths: list[int] | None = None,
             stop_rule: str = "exact") -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """Beam search, or greedy for one beam -> (ids [B, beam, max_decode_length],
-    scores [B, beam], steps run). With ``buffer_lengths`` (``_decode_while``) every
+    scores [B, beam], steps run). With ``buffer_lengths`` (``decode_while``) every
     shape is fixed, as XLA needs (no item leaves the batch); the callers cut ids to
     the steps run.
     ``stop_rule`` (``STOP_RULES``) applies to beams of two or more."""
@@ -406,7 +314,7 @@ def search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     if beam_size == 1:
         ids, log_prob, output_lengths, steps = _greedy_loop(
             model, inputs, max_decode_length, eos_id, allow_eos, constraint, buffer_lengths)
-        return (ids[:, None, :], (log_prob / _length_penalty(output_lengths, alpha))[:, None],
+        return (ids[:, None, :], (log_prob / length_penalty(output_lengths, alpha))[:, None],
                 steps)
     return _beam_loop(model, inputs, beam_size, alpha, max_decode_length, eos_id, allow_eos,
                       constraint, buffer_lengths, stop_rule)

@@ -44,8 +44,8 @@ import tensorflow as tf
 
 from t2t_lite.contracts.decode_constraint import DecodeConstraint
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
-from t2t_lite.decoding.beam_search import (_decode_while, _initial_state, _log_probs, _step,
-                                          _write_at, resolve_constraint)
+from t2t_lite.decoding.search_loop import (decode_while, initial_state, resolve_constraint,
+                                           step_model, token_log_probs, write_at)
 from t2t_lite.decoding.done_items import carried_state, drop_done_items, finish
 
 # The decode hparam sampling_method (tensor2tensor's name and values): "argmax"
@@ -142,7 +142,7 @@ def sample_loop(model: Any, inputs: tf.Tensor, line_numbers: tf.Tensor,
     int32 [B] key their randomness) -> (ids [B, num_samples, max_decode_length],
     log-probabilities [B, num_samples], the number of steps run: ids past it are PAD).
     An input's samples stop at ``max_decode_length`` less its padding.
-    ``buffer_lengths``: as beam search's (``beam_search._decode_while``). An input
+    ``buffer_lengths``: as beam search's (``search_loop.decode_while``). An input
     leaves the batch once all its samples have ended (``done_items``), as in beam
     search."""
     constraint = resolve_constraint(constraint, allow_eos=True)
@@ -153,7 +153,7 @@ def sample_loop(model: Any, inputs: tf.Tensor, line_numbers: tf.Tensor,
     limits = max_decode_length - tf.reduce_sum(tf.cast(tf.equal(inputs, PAD_ID), tf.int32),
                                                axis=1)
     # Item-major, as a beam: row b * samples + k is sample k of input b.
-    fixed, state = _initial_state(model, model.encode(inputs, training=False),
+    fixed, state = initial_state(model, model.encode(inputs, training=False),
                                   max_decode_length, buffer_lengths, samples)
     # Each hypothesis's own limit, so that a constraint lets it finish in time.
     constraint_state = constraint.initial_state(inputs, samples, tf.repeat(limits, samples))
@@ -167,15 +167,15 @@ def sample_loop(model: Any, inputs: tf.Tensor, line_numbers: tf.Tensor,
 
     def one_step(step, searched, carried, state, constraint_state):
         ids, prev_ids, finished, log_prob, lines, limits = searched
-        logits, state = _step(model, tf.reshape(prev_ids, [-1]), step,
+        logits, state = step_model(model, tf.reshape(prev_ids, [-1]), step,
                               carried.get("fixed", fixed), state)
-        log_probs = constraint.constrain(constraint_state, _log_probs(logits, eos_id, True))
+        log_probs = constraint.constrain(constraint_state, token_log_probs(logits, eos_id, True))
         next_ids = draw(sampling_scores(log_probs, options),
                         tf.reshape(uniforms(options.seed, lines, samples, step), [-1]))
         chosen = tf.reshape(tf.gather(log_probs, next_ids, batch_dims=1), [-1, samples])
         next_ids = tf.where(finished, PAD_ID, tf.reshape(next_ids, [-1, samples]))
         log_prob += tf.where(finished, 0.0, chosen)
-        ids = _write_at(ids, step, next_ids)
+        ids = write_at(ids, step, next_ids)
         finished = tf.logical_or(tf.logical_or(finished, tf.equal(next_ids, eos_id)),
                                  (step + 1 >= limits)[:, None])
         constraint_state = constraint.update(constraint_state, tf.reshape(next_ids, [-1]))
@@ -191,7 +191,7 @@ def sample_loop(model: Any, inputs: tf.Tensor, line_numbers: tf.Tensor,
                 tf.zeros([batch, samples], tf.float32), tf.cast(line_numbers, tf.int32),
                 limits]
     carried = carried_state(model, buffer_lengths, batch, list(results(*searched)), fixed)
-    steps, searched, carried, _, _ = _decode_while(
+    steps, searched, carried, _, _ = decode_while(
         model, not_done, one_step, [tf.constant(0), searched, carried, state, constraint_state],
         buffer_lengths)
     ids, log_probs = finish(searched, results, carried)

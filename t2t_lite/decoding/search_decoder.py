@@ -12,9 +12,9 @@ import tensorflow as tf
 
 from t2t_lite.contracts.decode_constraint import DecodeConstraint
 from t2t_lite.contracts.reserved_ids import EOS_ID
-from t2t_lite.decoding.beam_search import (beam_search, check_stop_rule, resolve_constraint,
-                                          search)
+from t2t_lite.decoding.beam_search import beam_search, check_stop_rule, search
 from t2t_lite.decoding.sampling import SamplingOptions, sample, sample_loop
+from t2t_lite.decoding.search_loop import resolve_constraint
 
 # Under XLA the caches are fixed-size buffers and a step attends over all of one:
 # the loops start on buffers this long and double them as the decode passes their end.
