@@ -74,7 +74,11 @@ done
 # 4. En->De: the parallel half alone, then with each kind of back-translation.
 for how in beam sample; do
     [ -f "$C/train_$how.de" ] && continue
-    cat "$C/para.en" "$C/mono.$how.en" > "$C/train_$how.en"
+    # A sampled subword may be a byte piece that decodes to a control character (55
+    # of 14,500 sampled lines here, none by beam), which t2t-datagen refuses: drop
+    # them, as any corpus is cleaned (tab and newline kept).
+    tr -d '\000-\010\013-\037\177' < "$C/mono.$how.en" > "$C/mono.$how.clean.en"
+    cat "$C/para.en" "$C/mono.$how.clean.en" > "$C/train_$how.en"
     cat "$C/para.de" "$C/mono.de" > "$C/train_$how.de"
 done
 common="dev=$C/val,test=$C/test,source_lang=en,target_lang=de,vocab_model=$vocab"

@@ -58,36 +58,38 @@ TRANSLATION_LINES = ["the dog runs", "a green house under the tree", "", "cat",
 PARSING_LINES = ["The dog barks .", "Kim runs fast .", "", "A cat sat ."]
 
 
+TINY_TRANSFORMER = "hidden_size=16,filter_size=32,num_encoder_layers=1,num_decoder_layers=1"
+NUMBER_LINES = ["one two three", "nine 7", "", "five five zero"]
+
+
+def trained_and_exported(tmp_path_factory, name: str, problem: str, model: str,
+                         hparams_set: str, hparams: str, lines: list[str]):
+    root = tmp_path_factory.mktemp(f"export_{name}")
+    return export_and_decode(train(problem, model, hparams_set, root, hparams), root, lines)
+
+
 @pytest.fixture(scope="session")
 def translation(tmp_path_factory):
-    root = tmp_path_factory.mktemp("export_translation")
-    output_dir = train("translate_enxx_export_test", "transformer", "transformer_tiny", root,
-                       "hidden_size=16,filter_size=32,num_encoder_layers=1,"
-                       "num_decoder_layers=1")
-    return export_and_decode(output_dir, root, TRANSLATION_LINES)
+    return trained_and_exported(tmp_path_factory, "translation", "translate_enxx_export_test",
+                                "transformer", "transformer_tiny", TINY_TRANSFORMER,
+                                TRANSLATION_LINES)
 
 
 @pytest.fixture(scope="session")
 def parsing(tmp_path_factory):
-    root = tmp_path_factory.mktemp("export_parsing")
-    output_dir = train("parsing_english_ptb16k_lexical", "lstm_seq2seq_attention_luong",
-                       "lstm_attention_parsing", root,
-                       "hidden_size=16,embedding_size=16,num_encoder_layers=1,"
-                       "num_decoder_layers=1")
-    return export_and_decode(output_dir, root, PARSING_LINES)
-
-
-NUMBER_LINES = ["one two three", "nine 7", "", "five five zero"]
+    return trained_and_exported(
+        tmp_path_factory, "parsing", "parsing_english_ptb16k_lexical",
+        "lstm_seq2seq_attention_luong", "lstm_attention_parsing",
+        "hidden_size=16,embedding_size=16,num_encoder_layers=1,num_decoder_layers=1",
+        PARSING_LINES)
 
 
 @pytest.fixture(scope="session")
 def separate_vocabularies(tmp_path_factory):
     """Number words in, digits out: each side through its own vocabulary's twin."""
-    root = tmp_path_factory.mktemp("export_separate_vocabularies")
-    output_dir = train("number_words_to_digits", "transformer", "transformer_tiny", root,
-                       "hidden_size=16,filter_size=32,num_encoder_layers=1,"
-                       "num_decoder_layers=1")
-    return export_and_decode(output_dir, root, NUMBER_LINES)
+    return trained_and_exported(tmp_path_factory, "separate_vocabularies",
+                                "number_words_to_digits", "transformer", "transformer_tiny",
+                                TINY_TRANSFORMER, NUMBER_LINES)
 
 
 @functools.cache
