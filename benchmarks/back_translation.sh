@@ -3,7 +3,7 @@
 # the README's "Your own data" parts and nothing else, so that a user can copy it
 # with their own monolingual text in place of corpus/mono.de.
 #
-#   bash benchmarks/back_translation.sh            # STEPS=2500 a model, ROOT=runs/bt
+#   bash benchmarks/back_translation.sh            # STEPS=2000 a model, ROOT=runs/bt
 #
 # 1. Split Multi30k train into a parallel half (lines 1-HALF, both languages) and a
 #    German-only half (the rest, its English thrown away).
@@ -18,7 +18,7 @@
 set -euo pipefail
 RAW_DIR=${RAW_DIR:-../shared/data/multi30k}
 ROOT=${ROOT:-runs/bt}
-STEPS=${STEPS:-2500}
+STEPS=${STEPS:-2000}
 HALF=${HALF:-14500}
 HPARAMS_SET=${HPARAMS_SET:-transformer_multi30k_tiny}
 HPARAMS=${HPARAMS:-}
