@@ -42,7 +42,8 @@ from t2t_lite.builtins import load_builtins  # noqa: E402
 from t2t_lite.data.problem import Problem  # noqa: E402
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder  # noqa: E402
 from t2t_lite.experiment import Experiment  # noqa: E402
-from t2t_lite.training.trainer import TrainOptions, Trainer  # noqa: E402
+from t2t_lite.training.train_options import TrainOptions  # noqa: E402
+from t2t_lite.training.trainer import Trainer  # noqa: E402
 
 SHAPES = ("tiny", "small", "base", "big")
 

@@ -164,7 +164,7 @@ def train_options(args: argparse.Namespace, keep_best: Any = None) -> Any:
     """The trainer's ``TrainOptions`` from the flags (tensor2tensor's spellings mapped),
     with ``keep_best`` (``keep_best_options``); the warm start, checked against the
     run, is set apart."""
-    from t2t_lite.training.trainer import TrainOptions
+    from t2t_lite.training.train_options import TrainOptions
 
     minutes = args.save_checkpoints_minutes
     if args.save_checkpoints_secs is not None:

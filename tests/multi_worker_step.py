@@ -15,7 +15,8 @@ from t2t_lite.builtins import load_builtins
 from t2t_lite.experiment import Experiment
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.training.distribute import make_strategy
-from t2t_lite.training.trainer import TrainOptions, Trainer
+from t2t_lite.training.train_options import TrainOptions
+from t2t_lite.training.trainer import Trainer
 from toys import fixed_reverse_batches
 
 

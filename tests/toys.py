@@ -22,7 +22,8 @@ from t2t_lite.problems import translate
 from t2t_lite.problems.algorithmic import (AlgorithmicIdentityDecimal40,
                                           AlgorithmicReverseBinary40)
 from t2t_lite.registry import register_problem
-from t2t_lite.training.trainer import TrainOptions, Trainer
+from t2t_lite.training.train_options import TrainOptions
+from t2t_lite.training.trainer import Trainer
 
 
 def tiny_transformer_hparams(**overrides) -> HParams:
