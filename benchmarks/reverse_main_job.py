@@ -21,8 +21,6 @@ import subprocess
 import time
 
 from t2t_lite.bin import common
-from t2t_lite.decoding.beam_search import STOP_RULES
-from t2t_lite.problems.algorithmic import fresh_binary_strings, reversal_accuracy_by_length
 
 PROBLEM = "algorithmic_reverse_binary40"
 README_HPARAMS = ("learning_rate=0.5,learning_rate_warmup_steps=400,length_bucket_step=0,"
@@ -35,7 +33,7 @@ def run(command: list[str]) -> None:
 
 
 def main() -> int:
-    parser = common.FlagParser(description=__doc__.split("\n")[0])
+    parser = common.CommandParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hparams_set", default="transformer_tiny")
     parser.add_argument("--hparams", default=README_HPARAMS)
     parser.add_argument("--train_steps", type=common.at_least(1), default=3000)
@@ -47,8 +45,12 @@ def main() -> int:
                         help="t2t-trainer's --seed (1234, its default, is the README's run)")
     parser.add_argument("--stop_rules", default="exact",
                         help="decode with each of these, comma-separated "
-                             f"({', '.join(STOP_RULES)})")
+                             "(t2t-decoder's stop_rule values)")
     args = parser.parse_args()
+    # Loaded once the flags are read: they import TensorFlow, which parse_args starts
+    # quietly.
+    from t2t_lite.decoding.beam_search import STOP_RULES
+    from t2t_lite.problems.algorithmic import fresh_binary_strings, reversal_accuracy_by_length
     stop_rules = args.stop_rules.split(",")
     unknown = [rule for rule in stop_rules if rule not in STOP_RULES]
     if unknown or not args.stop_rules:

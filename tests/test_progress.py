@@ -92,6 +92,27 @@ def test_no_command_imports_tensorflow_before_its_flags():
     assert int(loaded.stdout) >= 8  # every t2t-* command was loaded
 
 
+def test_no_benchmark_imports_tensorflow_before_its_flags():
+    """The same for the benchmark scripts the README and docs tell users to run
+    (reverse_main_job.py printed every start-up line): each one that does not import
+    TensorFlow on purpose at its top (the timing scripts) loads without it."""
+    folder = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks")
+    scripts = sorted(name[:-3] for name in os.listdir(folder) if name.endswith(".py"))
+    on_purpose = [name for name in scripts
+                  if "\nimport tensorflow as tf" in open(os.path.join(folder, name + ".py")).read()]
+    script = (
+        "import importlib, sys\n"
+        f"sys.path.insert(0, {os.path.abspath(folder)!r})\n"
+        f"for module in {sorted(set(scripts) - set(on_purpose))!r}:\n"
+        "    importlib.import_module(module)\n"
+        "    if 'tensorflow' in sys.modules:\n"
+        "        sys.exit(f'{module} imports tensorflow when loaded')\n")
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300)
+    assert loaded.returncode == 0, loaded.stderr[-2000:]
+    assert len(scripts) - len(on_purpose) >= 6
+
+
 def test_checkpoints_log_no_tensorflow_info_at_default_verbosity(tmp_path, caplog):
     """TensorFlow logs "Sharding callback duration" at INFO on every save; the
     commands log at INFO, so at verbosity 0 that line must not reach their log."""
