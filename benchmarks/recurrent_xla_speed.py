@@ -14,7 +14,6 @@ of each round and the median ratio XLA / plain.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import time
@@ -61,13 +60,13 @@ def rate(step, steps: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=5)
-    parser.add_argument("--batch", type=int, default=24)
-    parser.add_argument("--source_length", type=int, default=30)
-    parser.add_argument("--target_length", type=int, default=80)
-    parser.add_argument("--vocab_size", type=int, default=8192)
+    parser = common.FlagParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=common.at_least(1), default=3)
+    parser.add_argument("--steps", type=common.at_least(1), default=5)
+    parser.add_argument("--batch", type=common.at_least(1), default=24)
+    parser.add_argument("--source_length", type=common.at_least(1), default=30)
+    parser.add_argument("--target_length", type=common.at_least(1), default=80)
+    parser.add_argument("--vocab_size", type=common.at_least(1), default=8192)
     args = parser.parse_args()
     load_builtins()
     rng = np.random.default_rng(0)
