@@ -141,6 +141,8 @@ def test_uniform_initialisation_reaches_every_weight():
                   "initializer_gain=0.1")
     for name in (LUONG, "lstm_seq2seq_attention_bahdanau"):
         model = registry.models[name](hparams, VOCAB)
+        # Untied (shared_embedding_and_softmax_weights=false), the softmax has a bias.
+        assert model.softmax.bias.shape == (VOCAB,)
         for variable in model.trainable_variables:
             values = np.abs(variable.numpy())
             assert values.max() <= 0.1 and values.mean() > 0.03, (name, variable.path)
