@@ -56,7 +56,7 @@ if [ "$SWEEP" = 1 ]; then
     IFS='|' read -r name problem hparams <<< "$lever"
     for seed in $SEEDS; do
       run="$ROOT/${name}_seed$seed"
-      PROBLEM=$problem HPARAMS=$hparams SEED=$seed TRAIN_STEPS=$STEPS MINUTES=100000 ROOT=$run \
+      PROBLEM=$problem HPARAMS=$hparams SEED=$seed TRAIN_STEPS=$STEPS MINUTES=10000 ROOT=$run \
         nice -n 10 bash benchmarks/parse_ptb_sample.sh > "$run.log" 2>&1
       nice -n 10 python benchmarks/token_accuracy.py --output_dir="$run/avg" --split=dev \
         > "$run.tokens" 2>&1
