@@ -7,7 +7,9 @@ For a parser (a problem scored by EVALB) the kinds are read from the
 vocabulary: an opening bracket with its label ("(NP"), a closing bracket (")"),
 and everything else (words, or the "XX" of an unlexicalised tree); any other
 problem has one kind, so that a "(" of a translation is not counted as a label.
-Prints one Markdown row per kind: tokens, share of the split, accuracy.
+Prints one Markdown row per kind: tokens, share of the split, accuracy, and
+the mean teacher-forced loss (cross-entropy in nats, no label smoothing): a
+model that has not learned to read its source shows it on the words first.
 
 A parser's rows also give the accuracy of the decision its constrained decoding
 takes: there a word slot may hold only the next input word, scored with the
@@ -29,9 +31,14 @@ WORD_KIND = "word or other"
 
 
 def tree_token_kind(token: str) -> str:
-    if token == ")":
+    if token.startswith(")"):  # ")" or a labelled closer, ")NP"
         return "closing bracket"
     return "opening bracket + label" if token.startswith("(") else WORD_KIND
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 def word_mass_decisions(logits: np.ndarray, targets: np.ndarray,
@@ -71,27 +78,33 @@ def main(argv: list[str] | None = None) -> None:
                              training=False)
     is_word = np.array([kind == WORD_KIND for kind in kinds])
     right, decided, total = (collections.Counter() for _ in range(3))
+    nats: collections.Counter = collections.Counter()
     for batch in batches:
         logits = model(batch, training=False).numpy()
         targets = batch["targets"].numpy()
         real = targets != PAD_ID
-        for kind, hit, decision in zip(np.array(kinds)[targets[real]],
-                                       np.argmax(logits, axis=-1)[real] == targets[real],
-                                       word_mass_decisions(logits, targets, is_word)[real]):
+        losses = -np.take_along_axis(log_softmax(logits), targets[..., None], -1)[..., 0]
+        for kind, hit, decision, loss in zip(np.array(kinds)[targets[real]],
+                                             np.argmax(logits, axis=-1)[real] == targets[real],
+                                             word_mass_decisions(logits, targets, is_word)[real],
+                                             losses[real]):
             total[kind] += 1
             right[kind] += int(hit)
             decided[kind] += int(decision)
+            nats[kind] += float(loss)
     count = sum(total.values())
-    columns = ["token kind (" + args.split + ")", "tokens", "share", "teacher-forced accuracy"]
+    columns = ["token kind (" + args.split + ")", "tokens", "share", "teacher-forced accuracy",
+               "teacher-forced loss"]
     if is_parser:
         columns.append("decision right, a word slot scored with the word mass")
     print("| " + " | ".join(columns) + " |")
     print("|" + " --- |" * len(columns))
-    rows = [(kind, total[kind], right[kind], decided[kind])
+    rows = [(kind, total[kind], right[kind], decided[kind], nats[kind])
             for kind in sorted(total, key=total.get, reverse=True)]
-    for kind, tokens, hits, decisions in rows + [("all", count, sum(right.values()),
-                                                  sum(decided.values()))]:
-        cells = [kind, f"{tokens:,}", f"{tokens / count:.1%}", f"{hits / tokens:.1%}"]
+    for kind, tokens, hits, decisions, loss in rows + [
+            ("all", count, sum(right.values()), sum(decided.values()), sum(nats.values()))]:
+        cells = [kind, f"{tokens:,}", f"{tokens / count:.1%}", f"{hits / tokens:.1%}",
+                 f"{loss / tokens:.3f}"]
         if is_parser:
             cells.append(f"{decisions / tokens:.1%}")
         print("| " + " | ".join(cells) + " |")

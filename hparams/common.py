@@ -32,7 +32,10 @@ learning rate   learning_rate (the rate, or a scale on rsqrt_decay),
                 learning_rate_warmup_steps; "constant"; "step_decay": constant
                 until learning_rate_decay_start_step, then multiplied by
                 learning_rate_decay_rate every learning_rate_decay_steps, as
-                the RNN papers halved theirs each (half) epoch)
+                the RNN papers halved theirs each (half) epoch; "linear_warmup":
+                step_decay's rate, reached linearly over the first
+                learning_rate_warmup_steps, for the recurrent sets, whose
+                constant rate otherwise hits untrained weights at full size)
 """
 from t2t_lite.hparam import HParams, at_least, fraction, off_or_above, one_of, positive
 from t2t_lite.precision import DTYPES
@@ -40,7 +43,7 @@ from t2t_lite.precision import DTYPES
 # The choices of the string keys; the trainer looks them up by these names.
 LOSS_NORMALIZERS = ("tokens", "sentences")
 OPTIMIZERS = ("adam", "sgd", "adadelta")
-SCHEDULES = ("rsqrt_decay", "constant", "step_decay")
+SCHEDULES = ("rsqrt_decay", "constant", "step_decay", "linear_warmup")
 
 
 def basic_params() -> HParams:

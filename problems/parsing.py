@@ -37,6 +37,16 @@ Where the data is expected (``--tmp_dir`` of t2t-datagen):
   ``_lexical_tune``, ``_tagged_tune``): the tuning slice, train wsj_0001-0149,
   dev and test wsj_0150-0159, on which settings are chosen before a model is
   trained on the full training range and scored on dev.
+  ``parsing_english_ptb_sample_labelled`` and ``_lexical_labelled`` (each with
+  its ``_tune``): XX / lexicalized targets with labelled closers (below).
+
+Labelled closers (the ``_labelled`` problems, and ``closers=labelled`` of
+``parsing_files``) end a constituent with ``)LABEL``, as Vinyals et al. did,
+``(S (NP XX )NP (VP XX )VP XX )S``, instead of a bare ``)``: the closer says
+which constituent it ends, which a decoder without a stack of open labels (an
+LSTM) must otherwise remember. Decoding lets any closer close the innermost
+open constituent and the scorer rebuilds the tree that way, so gold targets
+score exactly as with bare closers.
 
 Lexicalized targets (the ``_lexical`` problems) spell each word in its slot,
 ``(S (NP John ) (VP has ...``, instead of ``XX``; decoding may put only the
@@ -90,13 +100,18 @@ PTB_PHRASE_LABELS = ("ADJP", "ADVP", "CONJP", "FRAG", "INTJ", "LST", "NAC", "NP"
 
 
 def build_parsing_vocab(trees: Iterable[Tree], vocab_size_limit: int,
-                        slot_token: SlotToken = SlotToken.PLACEHOLDER) -> TokenTextEncoder:
+                        slot_token: SlotToken = SlotToken.PLACEHOLDER,
+                        labelled_closers: bool = False) -> TokenTextEncoder:
     """The PTB's target tokens and those of ``trees``, then their words by frequency.
 
     POS-tag targets hold every PTB tag; a tree with another tag is refused, as
-    decoding would never produce it."""
-    tree_tokens = {OPEN + label for label in PTB_PHRASE_LABELS + (ROOT_LABEL,)}
+    decoding would never produce it. With ``labelled_closers`` every label's
+    closer (``)NP``) is there too, beside the bare one."""
+    labels = PTB_PHRASE_LABELS + (ROOT_LABEL,)
+    tree_tokens = {OPEN + label for label in labels}
     tree_tokens.update((CLOSE, WORD_SLOT))
+    if labelled_closers:
+        tree_tokens.update(CLOSE + label for label in labels)
     if slot_token is SlotToken.POS:
         tree_tokens.update(OPEN + tag for tag in PTB_POS_TAGS)
     word_counts: collections.Counter[str] = collections.Counter()
@@ -108,7 +123,7 @@ def build_parsing_vocab(trees: Iterable[Tree], vocab_size_limit: int,
                     f"POS tags outside the Penn Treebank's 45: {', '.join(sorted(unknown))} "
                     f"in the tree of {' '.join(tree.words()[:8])!r}; the tagged problems "
                     "predict PTB tags only")
-        tree_tokens.update(linearize(tree))
+        tree_tokens.update(linearize(tree, labelled_closers=labelled_closers))
         word_counts.update(tree.words())
     room = vocab_size_limit - NUM_RESERVED_IDS - len(tree_tokens) - 1   # 1: <UNK>
     if room < 0:
@@ -141,6 +156,8 @@ class ParsingProblem(Text2TextProblem):
     vocab_size_limit: int = 2**14
     # What fills a word slot of the targets: XX, the word (lexicalized), or its POS tag.
     slot_token: SlotToken = SlotToken.PLACEHOLDER
+    # Whether a constituent closes with ``)LABEL`` (Vinyals et al.) instead of ``)``.
+    labelled_closers: bool = False
 
     @abc.abstractmethod
     def split_trees(self, tmp_dir: str, split: str) -> Iterator[Tree]:
@@ -148,11 +165,11 @@ class ParsingProblem(Text2TextProblem):
 
     def build_vocab(self, data_dir: str, tmp_dir: str) -> TokenTextEncoder:
         return build_parsing_vocab(self.split_trees(tmp_dir, "train"), self.vocab_size_limit,
-                                   self.slot_token)
+                                   self.slot_token, self.labelled_closers)
 
     def generate_samples(self, data_dir: str, tmp_dir: str,
                          split: str) -> Iterator[dict[str, str]]:
-        return (linearize_example(tree, self.slot_token)
+        return (linearize_example(tree, self.slot_token, self.labelled_closers)
                 for tree in self.split_trees(tmp_dir, split))
 
     def decode_hparams_defaults(self) -> dict:
@@ -286,6 +303,20 @@ class ParsingEnglishPtbSampleLexical(ParsingEnglishPtbSample):
 
 
 @register_problem
+class ParsingEnglishPtbSampleLabelled(ParsingEnglishPtbSample):
+    """XX targets whose closers carry their label, ``(NP XX )NP``: Vinyals et al.'s form."""
+
+    labelled_closers = True
+
+
+@register_problem
+class ParsingEnglishPtbSampleLexicalLabelled(ParsingEnglishPtbSampleLexical):
+    """Lexicalized targets whose closers carry their label, ``(NP Kim )NP``."""
+
+    labelled_closers = True
+
+
+@register_problem
 class ParsingEnglishPtbSampleTagged(ParsingEnglishPtbSample):
     """The treebank sample with targets that predict each word's POS tag."""
 
@@ -309,6 +340,20 @@ class ParsingEnglishPtbSampleTune(ParsingEnglishPtbSample):
 @register_problem
 class ParsingEnglishPtbSampleLexicalTune(ParsingEnglishPtbSampleLexical):
     """The tuning slice with lexicalized targets."""
+
+    split_ranges = TUNING_RANGES
+
+
+@register_problem
+class ParsingEnglishPtbSampleLabelledTune(ParsingEnglishPtbSampleLabelled):
+    """The tuning slice with XX targets and labelled closers."""
+
+    split_ranges = TUNING_RANGES
+
+
+@register_problem
+class ParsingEnglishPtbSampleLexicalLabelledTune(ParsingEnglishPtbSampleLexicalLabelled):
+    """The tuning slice with lexicalized targets and labelled closers."""
 
     split_ranges = TUNING_RANGES
 

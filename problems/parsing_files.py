@@ -13,7 +13,8 @@ Treebank's format (several pretty-printed trees a file), any other as one
 bracketed tree a line. ``SPLIT_range=FIRST..LAST`` keeps the files whose names
 (without ``.mrg``) sort in [FIRST, LAST], e.g. ``train_range=wsj_0001..wsj_0149``
 for a tuning slice. ``linearization``: ``xx`` (tags as XX), ``lexical`` (the
-word in its slot) or ``tagged`` (its POS tag, then the word); ``vocab_size``
+word in its slot) or ``tagged`` (its POS tag, then the word); ``closers``:
+``bare`` (``)``) or ``labelled`` (``)NP``, Vinyals et al.'s form); ``vocab_size``
 counts every id of the word-level vocabulary.
 """
 from __future__ import annotations
@@ -32,11 +33,13 @@ from t2t_lite.problems.parsing import ParsingProblem, read_tree_lines
 from t2t_lite.registry import register_problem
 
 LINEARIZATIONS = {"xx": SlotToken.PLACEHOLDER, "lexical": SlotToken.WORD, "tagged": SlotToken.POS}
+CLOSERS = ("bare", "labelled")  # ``)`` or ``)NP``
 _TREEBANK_SUFFIX = ".mrg"
 
 
 def parsing_options() -> HParams:
-    options = HParams(linearization=one_of(*LINEARIZATIONS), vocab_size=at_least(8, 2**14))
+    options = HParams(linearization=one_of(*LINEARIZATIONS), closers=one_of(*CLOSERS),
+                      vocab_size=at_least(8, 2**14))
     for split in SPLITS:
         options.extend(**{split: "", f"{split}_range": ""})
     return options
@@ -88,6 +91,10 @@ class ParsingFiles(data_options.RecordedOptions, ParsingProblem):
     @property
     def slot_token(self) -> SlotToken:  # type: ignore[override]
         return LINEARIZATIONS[self.current().linearization]
+
+    @property
+    def labelled_closers(self) -> bool:  # type: ignore[override]
+        return self.current().closers == "labelled"
 
     @property
     def vocab_size_limit(self) -> int:  # type: ignore[override]

@@ -461,6 +461,11 @@ CASES = [
                      f"--data_options=train={ws.path('gold.trees')},"
                      f"dev={ws.path('unbalanced.trees')}"],
          "unbalanced.trees:1"),
+    Case("an unknown kind of closer for trees from files", t2t_datagen.main,
+         lambda ws: ["--problem=parsing_files", f"--data_dir={ws.root}/new_data",
+                     f"--data_options=train={ws.path('gold.trees')},"
+                     f"dev={ws.path('gold.trees')},closers=named"],
+         "hparam 'closers' must be one of 'bare', 'labelled', got 'named'"),
     Case("averaging into an empty --output_dir", t2t_avg_all.main,
          lambda ws: [f"--model_dir={ws.output_dir}", "--output_dir="],
          "--output_dir is empty"),

@@ -21,14 +21,15 @@ RUN_ARGS = [f"--t2t_usr_dir={USR_DIR}", "--output_dir={run}"]
 INTS = ["0", "-1", "1", "3", "1000000000000", "nan", "inf", "", "two", "1.5", "-0", "1e3"]
 FLOATS = ["0", "-1", "0.5", "1e999", "nan", "inf", "-inf", "", "x", "1e-300"]
 HPARAM_VALUES = ["0", "-1", "1", "3", "1.5", "0.99", "nan", "inf", "-inf", "1e999", "",
-                 "true", "[1,2]", "[]", "abc", "dot_product_relative", "none"]
+                 "true", "[1,2]", "[]", "abc", "dot_product_relative", "none", "linear_warmup"]
 HPARAM_KEYS = ["hidden_size", "num_heads", "filter_size", "num_hidden_layers",
                "layer_prepostprocess_dropout", "attention_dropout", "relu_dropout",
                "label_smoothing", "learning_rate", "learning_rate_warmup_steps",
                "batch_size", "max_length", "optimizer", "dtype", "word_dropout",
                "clip_grad_norm", "optimizer_adam_beta1", "optimizer_adam_epsilon",
                "gradient_accumulation_steps", "length_bucket_step", "self_attention_type",
-               "max_relative_position", "position_embedding", "nope"]
+               "max_relative_position", "position_embedding", "learning_rate_schedule",
+               "nope"]
 DECODE_KEYS = ["beam_size", "alpha", "extra_length", "batch_size", "return_beams",
                "write_beam_scores", "max_input_length", "length_bucket", "stop_rule", "beams",
                "sampling_method", "sampling_temp", "sampling_keep_top_k",

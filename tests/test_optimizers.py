@@ -16,6 +16,15 @@ def test_sutskever_schedule_halves_every_half_epoch_after_five_epochs():
         assert float(schedule(step)) == pytest.approx(rate, rel=1e-6), step
 
 
+def test_linear_warmup_ramps_up_to_the_rate_then_decays_as_step_decay():
+    hparams = lstm_sutskever().parse("learning_rate_schedule=linear_warmup,"
+                                     "learning_rate_warmup_steps=100")
+    schedule = learning_rate_schedule(hparams)
+    for step, rate in [(0, 0.007), (49, 0.35), (99, 0.7), (5000, 0.7), (470_000, 0.35)]:
+        assert float(schedule(step)) == pytest.approx(rate, rel=1e-6), step
+    assert StepDecay(**schedule.get_config()).get_config() == schedule.get_config()
+
+
 @pytest.mark.parametrize("make_hparams, optimizer_class", [
     (transformer_base, keras.optimizers.Adam),
     (lstm_sutskever, keras.optimizers.SGD),

@@ -59,6 +59,16 @@ def test_folder_range_and_tree_lines(treebank):
     assert record["train"] == str(treebank / "trees") and record["linearization"] == "tagged"
 
 
+def test_labelled_closers_option(treebank):
+    options = f"train={treebank}/trees,dev={treebank}/dev.txt,closers=labelled"
+    assert _datagen(treebank / "data", options) == 0
+    problem = registry.problems["parsing_files"]()
+    [kim, _] = _examples(problem, treebank / "data", "dev")
+    assert kim["targets"] == "(S (NP XX )NP (VP XX )VP )S"
+    assert problem.postprocess_decode("Kim runs", kim["targets"]) == (
+        "(S (NP (XX Kim)) (VP (XX runs)))")
+
+
 def test_no_test_split_and_other_options_refused(treebank, capsys):
     options = f"train={treebank}/trees,dev={treebank}/dev.txt,vocab_size=64"
     assert _datagen(treebank / "data", options) == 0
@@ -81,6 +91,7 @@ def test_no_test_split_and_other_options_refused(treebank, capsys):
     ("train={c}/trees,dev={c}/bad.txt", "bad.txt:2"),
     ("train={c}/trees,dev={c}/empty.txt", "dev holds no trees"),
     ("train={c}/trees,dev={c}/dev.txt,linearization=words", "'linearization' must be one of"),
+    ("train={c}/trees,dev={c}/dev.txt,closers=named", "'closers' must be one of"),
 ])
 def test_bad_trees_and_options_write_nothing(treebank, capsys, options, says):
     (treebank / "bad.txt").write_text("(S (NN a))\n(S (NN b)\n")

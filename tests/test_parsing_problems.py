@@ -4,18 +4,20 @@ import os
 import re
 
 import pytest
+import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.hparams.parsing import (transformer_parsing, transformer_parsing_sample,
                                       transformer_parsing_small, transformer_parsing_tiny)
 from t2t_lite.metrics.scoring import score_decodes
-from t2t_lite.parsing.linearize import (Kind, SlotToken, delinearize, linearize, token_kinds,
-                                        with_placeholder_tags)
+from t2t_lite.parsing.linearize import (Kind, LinearizationConstraint, SlotToken, delinearize,
+                                        linearize, token_kinds, with_placeholder_tags)
 from t2t_lite.parsing.tree_constraint import TreeConstraint
 from t2t_lite.parsing.trees import (TreebankFormatError, file_range_files, parse_trees,
                                     preprocess, read_treebank)
 from t2t_lite.problems.parsing import (PTB_POS_TAGS, ParsingEnglishPtb16k,
                                        ParsingEnglishPtbSample, ParsingEnglishPtbSampleLexical,
+                                       ParsingEnglishPtbSampleLexicalLabelled,
                                        ParsingEnglishPtbSampleTaggedTune,
                                        ParsingEnglishPtbSemi32k, build_parsing_vocab)
 from treebank_files import TREES, write_ldc_layout
@@ -214,6 +216,36 @@ def test_lexical_sample_problem_spells_words_and_rebuilds_gold_trees(tmp_path):
     assert problem.postprocess_decode(source, target) == (
         "(S (NP (XX Kim)) (VP (XX runs) (ADVP (XX fast))) (XX .))")
     assert problem.decode_constraint(data_dir).lexical
+
+
+def test_labelled_closers_name_their_constituent_and_score_as_bare_ones(tmp_path):
+    (tmp_path / "wsj_0001.mrg").write_text(TREES["02"] + TREES["22"])
+    (tmp_path / "wsj_0160.mrg").write_text(TREES["22"] + TREES["23"])
+    problem = ParsingEnglishPtbSampleLexicalLabelled()
+    assert problem.name == "parsing_english_ptb_sample_lexical_labelled"
+    assert "parsing_english_ptb_sample_labelled_tune" in registry.problems
+    data_dir = str(tmp_path / "data")
+    problem.generate_data(data_dir, str(tmp_path))
+    pairs = examples(problem, data_dir, "dev")
+    assert pairs[0] == ("Kim runs fast .", "(S (NP Kim )NP (VP runs (ADVP fast )ADVP )VP . )S")
+    vocab = problem.feature_encoders(data_dir)["targets"].tokens
+    assert {")NP", ")WHADVP", ")TOP", ")"} <= set(vocab)  # every label's, seen or not
+    gold = [str(preprocess(tree)) for tree in parse_trees(TREES["22"] + TREES["23"])]
+    sources = [" ".join(parse_trees(tree)[0].words()) for tree in gold]  # no <UNK>
+    rebuilt = [problem.postprocess_decode(source, target)
+               for source, (_, target) in zip(sources, pairs)]
+    in_graph = problem.graph_postprocess(tf.constant(sources),
+                                         tf.constant([target for _, target in pairs]))
+    assert [line.decode() for line in in_graph.numpy()] == rebuilt
+    bare = ParsingEnglishPtbSampleLexical()
+    assert rebuilt == [bare.postprocess_decode(source, " ".join(
+        linearize(parse_trees(tree)[0], SlotToken.WORD))) for source, tree in zip(sources, gold)]
+    report = score_decodes(problem, rebuilt, gold)
+    assert float(next(line for line in report
+                      if line.startswith("Bracketing FMeasure")).split("=")[1]) == 100.0
+    constraint = LinearizationConstraint(4, vocab, slot_token=SlotToken.WORD)
+    for token_id in problem.feature_encoders(data_dir)["targets"].encode(pairs[0][1]):
+        constraint.update(token_id)  # decoding allows every gold closer
 
 
 @needs_sample

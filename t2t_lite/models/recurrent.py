@@ -47,7 +47,9 @@ def unroll(step_fn: StepFn, inputs: tf.Tensor, state: dict,
         outputs, state = step_fn(time_major[t], t, state)
         return t + 1, state, {key: array.write(t, outputs[key]) for key, array in arrays.items()}
 
-    _, _, arrays = tf.while_loop(lambda t, *_: t < length, body, [tf.constant(0), state, arrays])
+    # maximum_iterations: XLA (xla=true) needs the TensorArrays' size bounded.
+    _, _, arrays = tf.while_loop(lambda t, *_: t < length, body,
+                                 (tf.constant(0), state, arrays), maximum_iterations=length)
     stacked = {key: array.stack() for key, array in arrays.items()}  # [T, B, ...]
     return {key: tf.transpose(value, tf.concat([[1, 0], tf.range(2, tf.rank(value))], 0))
             for key, value in stacked.items()}

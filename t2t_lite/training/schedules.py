@@ -53,22 +53,30 @@ class StepDecay(keras.optimizers.schedules.LearningRateSchedule):
     ``start_step``.
     """
 
-    def __init__(self, learning_rate: float, start_step: int, decay_steps: int, rate: float):
+    def __init__(self, learning_rate: float, start_step: int, decay_steps: int, rate: float,
+                 warmup_steps: int = 0):
         if decay_steps < 1:
             raise ValueError(f"hparam learning_rate_decay_steps must be >= 1, got {decay_steps}")
         self.learning_rate = learning_rate
         self.start_step = start_step
         self.decay_steps = decay_steps
         self.rate = rate
+        self.warmup_steps = warmup_steps
 
     def __call__(self, step):
-        past = tf.cast(step, tf.float32) - float(self.start_step)
+        step = tf.cast(step, tf.float32)
+        past = step - float(self.start_step)
         decays = tf.where(past < 0.0, 0.0, tf.floor(past / float(self.decay_steps)) + 1.0)
-        return self.learning_rate * tf.pow(tf.constant(self.rate, tf.float32), decays)
+        rate = self.learning_rate * tf.pow(tf.constant(self.rate, tf.float32), decays)
+        if not self.warmup_steps:
+            return rate
+        # Linear from learning_rate / warmup_steps at step 0 to the full rate.
+        return rate * tf.minimum(1.0, (step + 1.0) / float(self.warmup_steps))
 
     def get_config(self) -> dict:
         return {"learning_rate": self.learning_rate, "start_step": self.start_step,
-                "decay_steps": self.decay_steps, "rate": self.rate}
+                "decay_steps": self.decay_steps, "rate": self.rate,
+                "warmup_steps": self.warmup_steps}
 
 
 def learning_rate_schedule(hparams: HParams) -> keras.optimizers.schedules.LearningRateSchedule:
@@ -79,8 +87,10 @@ def learning_rate_schedule(hparams: HParams) -> keras.optimizers.schedules.Learn
                           hparams.learning_rate)
     if name == "constant":
         return Constant(hparams.learning_rate)
-    if name == "step_decay":
+    if name in ("step_decay", "linear_warmup"):
+        warmup = hparams.learning_rate_warmup_steps if name == "linear_warmup" else 0
         return StepDecay(hparams.learning_rate, hparams.learning_rate_decay_start_step,
-                         hparams.learning_rate_decay_steps, hparams.learning_rate_decay_rate)
+                         hparams.learning_rate_decay_steps, hparams.learning_rate_decay_rate,
+                         warmup)
     raise ValueError(f"unknown learning_rate_schedule {name!r}; "
                      f"choose one of: {', '.join(SCHEDULES)}")

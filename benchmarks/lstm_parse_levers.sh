@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Issue 60's lever sweep for the LSTM with attention on the treebank sample
+# (docs/RESULTS.md, "Parsing: the Transformer against an LSTM with attention").
+#
+# 1. On the tuning slice (train wsj_0001-0149, dev wsj_0150-0159), every lever of
+#    LEVERS below, SEEDS seeds each, STEPS steps (a step budget, not minutes: the
+#    machine may be shared), a checkpoint every SAVE_STEPS, the last AVERAGE
+#    averaged, the slice's dev decoded with the problem's settings (beam 21,
+#    alpha 0.3, constrained) and scored with EVALB; then the teacher-forced
+#    accuracy and loss by kind of token (benchmarks/token_accuracy.py: words,
+#    opening and closing brackets). Prints one line per run at the end.
+# 2. With CHOSEN set (the hparams of the recipe the sweep picked, and
+#    CHOSEN_PROBLEM, default parsing_english_ptb_sample_lexical), trains it on
+#    the full training range (wsj_0001-0159) for FULL_MINUTES (120), scores dev
+#    (wsj_0160-0179) and prints the dev learning curve of single checkpoints
+#    (benchmarks/learning_curve.py, POINTS of them) beside the loss curve.
+#
+#   bash benchmarks/lstm_parse_levers.sh                       # the sweep
+#   SWEEP=0 CHOSEN=initializer=uniform bash benchmarks/lstm_parse_levers.sh
+#
+# Runs go under ROOT (runs/lstm_levers); each run's own log is ROOT/NAME.log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=${ROOT:-runs/lstm_levers}
+STEPS=${STEPS:-2000}
+SEEDS=${SEEDS:-"1234 2"}
+SAVE_STEPS=${SAVE_STEPS:-250}
+AVERAGE=${AVERAGE:-5}
+SWEEP=${SWEEP:-1}
+FULL_MINUTES=${FULL_MINUTES:-120}
+POINTS=${POINTS:-6}
+LEXICAL=parsing_english_ptb_sample_lexical_tune
+UNIFORM=initializer=uniform
+# name | tuning-slice problem | hparams over lstm_attention_parsing
+LEVERS=(
+  "keras_init|$LEXICAL|initializer=keras"
+  "uniform_init|$LEXICAL|$UNIFORM"
+  "uniform_tied_softmax|$LEXICAL|$UNIFORM,shared_embedding=true,shared_embedding_and_softmax_weights=true"
+  "uniform_labelled_closers|parsing_english_ptb_sample_lexical_labelled_tune|$UNIFORM"
+  "uniform_warmup|$LEXICAL|$UNIFORM,learning_rate_schedule=linear_warmup,learning_rate_warmup_steps=500"
+  "uniform_sgd_sentences|$LEXICAL|$UNIFORM,optimizer=sgd,learning_rate=1.0,loss_normalizer=sentences,label_smoothing=0.0"
+  "uniform_xla|$LEXICAL|$UNIFORM,xla=true"
+  "uniform_xx|parsing_english_ptb_sample_tune|$UNIFORM"
+  "uniform_xx_labelled_closers|parsing_english_ptb_sample_labelled_tune|$UNIFORM"
+)
+export MODEL=lstm_seq2seq_attention_luong HPARAMS_SET=lstm_attention_parsing
+export SAVE_STEPS AVERAGE
+mkdir -p "$ROOT"
+
+f1_of() {  # the first EVALB F-measure of a run's log: all sentences
+  awk '/Bracketing FMeasure/ {print $4; exit}' "$1"
+}
+
+if [ "$SWEEP" = 1 ]; then
+  for lever in "${LEVERS[@]}"; do
+    IFS='|' read -r name problem hparams <<< "$lever"
+    for seed in $SEEDS; do
+      run="$ROOT/${name}_seed$seed"
+      PROBLEM=$problem HPARAMS=$hparams SEED=$seed TRAIN_STEPS=$STEPS MINUTES=10000 ROOT=$run \
+        nice -n 10 bash benchmarks/parse_ptb_sample.sh > "$run.log" 2>&1
+      nice -n 10 python benchmarks/token_accuracy.py --output_dir="$run/avg" --split=dev \
+        > "$run.tokens" 2>&1
+    done
+  done
+  echo "| lever | seed | steps/s (last log line) | slice F1 | tokens: kind, accuracy, loss |"
+  echo "| --- | --- | --- | --- | --- |"
+  for lever in "${LEVERS[@]}"; do
+    IFS='|' read -r name _ _ <<< "$lever"
+    for seed in $SEEDS; do
+      run="$ROOT/${name}_seed$seed"
+      rate=$(grep -o '[0-9.]* steps/s' "$run.log" | tail -1)
+      kinds=$(awk -F'|' '/^\| (word|opening|closing|all)/ {printf "%s %s %s; ", $2, $5, $6}' \
+        "$run.tokens")
+      echo "| $name | $seed | $rate | $(f1_of "$run.log") | $kinds |"
+    done
+  done
+fi
+
+if [ -n "${CHOSEN:-}" ]; then
+  problem=${CHOSEN_PROBLEM:-parsing_english_ptb_sample_lexical}
+  run="$ROOT/chosen_full"
+  PROBLEM=$problem HPARAMS=$CHOSEN SEED=1234 MINUTES=$FULL_MINUTES ROOT=$run \
+    nice -n 10 bash benchmarks/parse_ptb_sample.sh > "$run.log" 2>&1
+  echo "chosen recipe ($CHOSEN) on $problem, dev F1 (averaged): $(f1_of "$run.log")"
+  nice -n 10 python benchmarks/learning_curve.py --output_dir="$run/train" \
+    --source="$run/eval/$problem.dev.words" --reference="$run/eval/$problem.dev.trees" \
+    --points="$POINTS" --decode_hparams=batch_size=32
+  grep 'eval dev at step' "$run.log" | sed 's/.*eval dev at step \([0-9]*\): loss \([0-9.]*\).*/step \1: dev loss \2/'
+fi
