@@ -2,25 +2,27 @@
 """A real file, decoded by t2t-decoder and by CTranslate2: whole command, decode alone.
 
     python benchmarks/real_file_speed.py --output_dir=runs/ende/avg \
-        --source=test_2016_flickr.en --reference=test_2016_flickr.de \
-        --beams=4,1 --variants=float32,dtype=mixed_bfloat16,xla=true \
-        --ct2_compute_types=float32,int8 --repeats=3 [--latency_lines=200]
+        --source=test_2016_flickr.en --reference=test_2016_flickr.de --beams=4,1 \
+        --variants=float32,decode:stop_rule=beam_finished,dtype=mixed_bfloat16,xla=true \
+        --ct2_compute_types=float32,int8 --repeats=3 --latency_lines=200
 
 Each route is a process of its own, as a user runs it: ours is ``t2t-decoder
 --output_dir=... --decode_from_file=... --decode_hparams=beam_size=B,alpha=A,
-batch_size=N[,...]`` (each variant adds its ``--hparams``); CTranslate2's loads
-the run's export (``t2t-exporter --format=ctranslate2``, made once into a
-temporary folder unless --ct2_dir names one) and the sentencepiece vocabulary,
-and translates the file with ``translate_batch(max_batch_size=N, beam_size=B)``
-(its own defaults otherwise: length penalty 1, batches sorted by length).
-"whole" is the process's wall time (imports, loading, tracing, writing); "decode"
+batch_size=N`` (a variant adds an ``--hparams`` override or, as decode:KEY=VALUE, a
+decode hparam); CTranslate2's loads the run's export (``t2t-exporter
+--format=ctranslate2``, made once into a temporary folder unless --ct2_dir names
+one) and the run's sentencepiece vocabulary, and translates the file with
+``translate_batch(max_batch_size=N, beam_size=B)`` (its defaults otherwise: length
+penalty 1, batches sorted by length). "whole" is the process's wall time
+(imports, loading, tracing, writing), "CPU" its user + system seconds, "decode"
 what the process reports for the file alone (t2t-decoder's "decoded ... in S s",
 which includes the search's first trace). The routes run one after the other in
 each repeat, so a busy machine slows them alike; the ratios (CTranslate2 float32's
 seconds over the route's: above 1 is faster than CTranslate2) are the medians of
-the repeats' ratios. BLEU is sacreBLEU (cased) of the last repeat's output.
+the repeats' ratios. On a machine shared with other work, CPU seconds move less
+than wall seconds. BLEU is sacreBLEU (cased) of the last repeat's output.
 ``--latency_lines=K`` also times single requests on the first K lines: the
-run's SavedModel (``t2t-exporter``, made once with the same decode hparams)
+run's SavedModel (``t2t-exporter``, made once with the same beam and alpha)
 called with one sentence at a time, against CTranslate2 one sentence at a time
 (p50 / p95 ms, the first call left out). Memory: each route's peak resident MB.
 """
@@ -141,7 +143,9 @@ def main() -> None:
     p.add_argument("--decode_hparams", default="",
                    help="more of our decode hparams, e.g. stop_rule=beam_finished")
     p.add_argument("--variants", default="float32",
-                   help="ours: comma-separated --hparams overrides (float32: none)")
+                   help="ours, comma-separated: float32 (as trained), an --hparams override "
+                        "(dtype=mixed_bfloat16, xla=true), or decode:KEY=VALUE for one more "
+                        "decode hparam (decode:stop_rule=beam_finished)")
     p.add_argument("--ct2_compute_types", default="float32,int8")
     p.add_argument("--ct2_dir", help="the run's CTranslate2 export (default: made here)")
     p.add_argument("--repeats", type=int, default=3)
@@ -184,9 +188,13 @@ def main() -> None:
                     command = [os.path.join(BIN, "t2t-decoder"),
                                f"--output_dir={args.output_dir}",
                                f"--decode_from_file={args.source}",
-                               f"--decode_to_file={to_file}", f"--decode_hparams={settings}"]
-                    if route != "float32":
-                        command.append(f"--hparams={route}")
+                               f"--decode_to_file={to_file}"]
+                    if route.startswith("decode:"):
+                        command.append(f"--decode_hparams={settings},{route[len('decode:'):]}")
+                    else:
+                        command.append(f"--decode_hparams={settings}")
+                        if route != "float32":
+                            command.append(f"--hparams={route}")
                 whole, cpu, peak_mb, out = _timed(command)
                 rows.setdefault((beam, route), []).append(
                     {"whole": whole, "cpu": cpu, "decode": _decoded_seconds(out),
