@@ -39,6 +39,8 @@ import sys
 import tempfile
 import time
 
+from t2t_lite.bin import common  # flags as every command reads them; no TensorFlow
+
 HERE = os.path.abspath(__file__)
 BIN = os.path.dirname(sys.executable)
 
@@ -104,7 +106,6 @@ def ct2_worker(args: argparse.Namespace) -> None:
 
 def saved_model_worker(args: argparse.Namespace) -> None:
     """The SavedModel served one sentence at a time (as a request would be)."""
-    from t2t_lite.bin import common
     common.start_tensorflow(verbosity=0)
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the SavedModel's tokenizer ops)
@@ -126,20 +127,20 @@ def _percentiles(seconds: list[float]) -> dict:
 
 
 def _decoded_seconds(out: str) -> float:
-    found = re.search(r"(?:decoded \d+ lines.* in|decoded \d+ lines in) ([\d.]+) s", out)
+    found = re.search(r"decoded \d+ lines.* in ([\d.]+) s", out)
     if not found:
         raise SystemExit(f"no 'decoded ... in S s' line in:\n{out[-1000:]}")
     return float(found.group(1))
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = common.FlagParser(description=__doc__.split("\n")[0])
     p.add_argument("--output_dir", help="a trained (or averaged) run (required)")
     p.add_argument("--source", required=True, help="inputs, one a line")
     p.add_argument("--reference", help="line-aligned references: BLEU of each route")
     p.add_argument("--beams", default="4,1", help="beam sizes (1: greedy)")
     p.add_argument("--alpha", type=float, default=0.6)
-    p.add_argument("--batch_size", type=int, default=64)
+    p.add_argument("--batch_size", type=common.at_least(1), default=64)
     p.add_argument("--decode_hparams", default="",
                    help="more of our decode hparams, e.g. stop_rule=beam_finished")
     p.add_argument("--variants", default="float32",
@@ -148,8 +149,8 @@ def main() -> None:
                         "decode hparam (decode:stop_rule=beam_finished)")
     p.add_argument("--ct2_compute_types", default="float32,int8")
     p.add_argument("--ct2_dir", help="the run's CTranslate2 export (default: made here)")
-    p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--latency_lines", type=int, default=0)
+    p.add_argument("--repeats", type=common.at_least(1), default=3)
+    p.add_argument("--latency_lines", type=common.at_least(0), default=0)
     p.add_argument("--worker", choices=("ct2", "saved_model"), help=argparse.SUPPRESS)
     for hidden in ("vocabulary", "compute_type", "to_file", "saved_model"):
         p.add_argument(f"--{hidden}", help=argparse.SUPPRESS)
@@ -163,7 +164,12 @@ def main() -> None:
     if not args.output_dir:
         p.error("--output_dir (a trained run) is required")
 
-    scratch = tempfile.mkdtemp(prefix="real_file_speed_")
+    with tempfile.TemporaryDirectory(prefix="real_file_speed_") as scratch:
+        measure(args, scratch)
+
+
+def measure(args: argparse.Namespace, scratch: str) -> None:
+    """Every route, alternating, ``--repeats`` times; the table; the latencies."""
     vocabulary = _vocabulary(args.output_dir)
     ct2_dir = args.ct2_dir or os.path.join(scratch, "ct2")
     if not args.ct2_dir:
