@@ -45,11 +45,12 @@ def generate(argv: Sequence[str] | None) -> int:
                   if args.eval_files_dir else [])
     with contextlib.ExitStack() as claims:
         # Claimed before any work: a user's file of the same name is refused, not replaced.
-        for path in eval_paths:
-            claims.enter_context(paths.output_file("--eval_files_dir", path))
+        targets = [claims.enter_context(paths.output_file("--eval_files_dir", path,
+                                                          new_folder=True))
+                   for path in eval_paths]
         data_options.generate(problem, args.data_dir, tmp_dir, options)
         if eval_paths:
-            for path, lines in zip(eval_paths, problem.eval_lines(tmp_dir, args.eval_split)):
+            for path, lines in zip(targets, problem.eval_lines(tmp_dir, args.eval_split)):
                 text_files.write_lines_atomically(path, lines)
     if eval_paths:
         print(f"eval files: {' '.join(eval_paths)}")

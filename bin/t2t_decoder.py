@@ -93,6 +93,13 @@ def decode(argv: Sequence[str] | None) -> int:
         raise ValueError("--decode_reference needs --decode_from_file")
     if args.ensemble and args.score_file:
         raise ValueError("--score_file scores one model: leave out --ensemble")
+    source = args.score_file or args.decode_from_file
+    if (source and not args.decode_to_file and os.path.exists(source)
+            and not (os.path.isfile(source) or os.path.isdir(source))):
+        raise ValueError(f"--{'score_file' if args.score_file else 'decode_from_file'}="
+                         f"{source} is not a regular file (a pipe or device), so "
+                         f"{source}{'.scores' if args.score_file else '.decoded'} is no place for its output; "
+                         "give --decode_to_file")
     from t2t_lite.decoding import decoder
     from t2t_lite.decoding.likelihood import score_file
     from t2t_lite.metrics.scoring import score_decodes
@@ -103,7 +110,6 @@ def decode(argv: Sequence[str] | None) -> int:
         decoder.decode_interactive(_decoding(args, run, settings),
                                    prompt=PROMPT if sys.stdin.isatty() else "")
         return 0
-    source = args.score_file or args.decode_from_file
     default = source + (".scores" if args.score_file else ".decoded")
     flag = "--decode_to_file" if args.decode_to_file else f"--decode_to_file (default {default})"
     with run.paths.output_file(flag, args.decode_to_file or default) as output_path:

@@ -26,6 +26,7 @@ from t2t_lite.experiment import Experiment
 from t2t_lite.hparams.common import LOSS_NORMALIZERS
 from t2t_lite.progress import format_duration
 from t2t_lite.training.best_checkpoint import LOSS, BestCheckpoint
+from t2t_lite.training.checkpoint_state import checkpoints_on_disk
 from t2t_lite.training.checkpoints import training_checkpoint
 from t2t_lite.training.distribute import is_chief, num_workers
 from t2t_lite.training.evaluation import TeacherForcedEvaluation
@@ -111,7 +112,7 @@ class Trainer:
     def restore(self) -> int:
         """Restores the latest checkpoint of output_dir, if any; returns the step.
         Changed hparams are refused or said first (``resume_check``)."""
-        if self.checkpoints.latest():
+        if checkpoints_on_disk(self.experiment.output_dir):
             check_resumed_hparams(self.experiment)
         return self.checkpoints.restore(lambda: self.step)
 
