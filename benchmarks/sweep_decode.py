@@ -91,16 +91,19 @@ def main(argv: list[str] | None = None) -> None:
     from t2t_lite.decoding import decoder
     from t2t_lite.metrics.scoring import score_decodes
     from t2t_lite.training.averaging import average_last_checkpoints
-    from t2t_lite.training.checkpoint_state import checkpoint_step
+    from t2t_lite.training.checkpoint_state import checkpoint_step, checkpoints_on_disk
 
     if trained_run.start(args):
         return
     member_dirs = [folder for folder in args.ensemble.split(",") if folder]
-    folders = [os.path.realpath(folder) for folder in [args.output_dir, *member_dirs]]
-    if len(set(folders)) < len(folders):
-        raise ValueError(f"--ensemble={args.ensemble}: a training folder is named twice "
-                         f"(with --output_dir={args.output_dir}); an ensemble of a model "
-                         "with itself decodes as that model alone")
+    folders = [args.output_dir, *member_dirs]
+    # By the newest checkpoint's content: a folder named twice, linked or copied.
+    newest = [found[-1] for found in map(checkpoints_on_disk, folders) if found]
+    if len(set(map(trained_run.checkpoint_identity, newest))) < len(newest):
+        raise ValueError(f"--ensemble={args.ensemble}: one model is named twice (with "
+                         f"--output_dir={args.output_dir}; a folder, a link to it or a copy "
+                         "of it); an ensemble of a model with itself decodes as that model "
+                         "alone")
 
     def declare(paths: "Paths") -> None:
         trained_run.input_files(("--source", args.source), ("--reference", args.reference))(paths)

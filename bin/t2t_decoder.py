@@ -143,16 +143,20 @@ def _decoding(args: argparse.Namespace, run: trained_run.OpenedRun,
               settings: "DecodeSettings") -> "Decoding":
     """The decoding of the restored model (and --ensemble's members)."""
     model, checkpoint = run.restored_model(args.checkpoint_path)
-    checkpoints, members = [os.path.realpath(checkpoint)], []
+    # By content: a copied or linked run is the same model under another name.
+    checkpoints = {trained_run.checkpoint_identity(checkpoint): checkpoint}
+    members = []
     for other_dir in filter(None, args.ensemble.split(",")):
         member, member_checkpoint = trained_run.restored_model(
             trained_run.ensemble_member(run.experiment, other_dir))
-        if os.path.realpath(member_checkpoint) in checkpoints:
+        identity = trained_run.checkpoint_identity(member_checkpoint)
+        if identity in checkpoints:
             # Its distribution averaged with itself is itself: "an ensemble" in name only.
             raise ValueError(f"--ensemble={other_dir}: its latest checkpoint "
-                             f"{member_checkpoint} is in the ensemble already; an ensemble "
+                             f"{member_checkpoint} holds the weights of "
+                             f"{checkpoints[identity]}, in the ensemble already; an ensemble "
                              "of a checkpoint with itself decodes as that checkpoint alone")
-        checkpoints.append(os.path.realpath(member_checkpoint))
+        checkpoints[identity] = member_checkpoint
         members.append(member)
     return run.decoding(model, settings, members)
 

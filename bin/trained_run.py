@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from t2t_lite.bin import common
@@ -41,6 +42,13 @@ def restored_model(experiment: "Experiment", checkpoint_path: str | None = None,
     path = restore_model(model, experiment.output_dir, checkpoint_path,
                          experiment.data_identity())
     return (model if trained_weights else experiment.inference_model(model)), path
+
+
+def checkpoint_identity(prefix: str) -> str:
+    """The weights of checkpoint ``prefix`` wherever it lies: a digest of its ``.index``,
+    which holds every tensor's checksum (so a copied or linked run's is the same)."""
+    with open(prefix + ".index", "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def ensemble_member(experiment: "Experiment", output_dir: str) -> "Experiment":
