@@ -36,7 +36,7 @@ def generate(argv: Sequence[str] | None) -> int:
     paths = output_paths.Paths("t2t-datagen")
     for flag in ("data_dir", "tmp_dir", "eval_files_dir"):
         if getattr(args, flag):
-            paths.shared_folder(f"--{flag}", getattr(args, flag))
+            setattr(args, flag, paths.shared_folder(f"--{flag}", getattr(args, flag)))
     problem = registry.problems[args.problem]()
     tmp_dir = args.tmp_dir or args.data_dir
     options = data_options.prepare(problem, args.data_dir, args.data_options, tmp_dir)

@@ -118,13 +118,13 @@ def open_run(args: argparse.Namespace, command: str,
     from t2t_lite import output_paths
 
     paths = output_paths.Paths(command)
-    paths.input_folder("--output_dir", args.output_dir)
+    args.output_dir = paths.input_folder("--output_dir", args.output_dir)
     if declare:
         declare(paths)
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
                                         args.hparams, args.data_dir, args.output_dir,
                                         must_exist=True)
-    paths.input_folder("--data_dir", experiment.data_dir)
+    experiment.data_dir = paths.input_folder("--data_dir", experiment.data_dir)
     _refuse_unread_overrides(experiment, command, reads)
     return OpenedRun(experiment, paths)
 

@@ -46,6 +46,13 @@ def real(path: str) -> str:
     return os.path.realpath(path)
 
 
+def as_the_os_sees(path: str) -> str:
+    """``path``, or (when it holds a ``..``) ``real(path)``: TensorFlow's file functions
+    take ``..`` off the text, not after following a link as the OS does, so a
+    command hands them the folder that its checks were applied to."""
+    return real(path) if os.pardir in path.split(os.sep) else path
+
+
 def is_run_folder(folder: str) -> bool:
     """A folder t2t-trainer or t2t-avg-all wrote: it holds hparams.json or a checkpoint
     index."""
@@ -238,7 +245,7 @@ class Paths:
         if not os.access(path, os.R_OK):
             raise OutputPathError(f"{flag}={path} is not readable (permissions)")
         self._files.append((flag, real(path)))
-        return path
+        return as_the_os_sees(path)
 
     def input_folder(self, flag: str, path: str, must_exist: bool = False) -> str:
         """A folder the command reads (a run, a data dir): nothing is written inside."""
@@ -250,7 +257,7 @@ class Paths:
         if os.path.isdir(path) and not os.access(path, os.R_OK | os.X_OK):
             raise OutputPathError(f"{flag}={path} is not readable (permissions)")
         self._folders.append((flag, real(path)))
-        return path
+        return as_the_os_sees(path)
 
     def scored_against(self, flag: str, reference_flag: str, score: str) -> None:
         """Refuses declared inputs ``flag`` and ``reference_flag`` that are one file
@@ -378,7 +385,7 @@ class Paths:
         run = enclosing_run(path)
         if run:
             raise _inside_run(flag, path, run)
-        return path
+        return as_the_os_sees(path)
 
     def run_folder(self, flag: str, path: str) -> str:
         """The output dir of t2t-trainer: new, empty, or a run folder (which the trainer
@@ -393,7 +400,7 @@ class Paths:
             raise _inside_run(flag, path, outer)
         # A trainer killed right after taking its lock leaves the lock file alone.
         if not os.path.isdir(path) or not set(os.listdir(path)) - {TRAINER_LOCK}:
-            return path
+            return as_the_os_sees(path)
         entry = _read_manifest(path).get(".")
         if entry:
             raise OutputPathError(f"{flag}={path} holds the output of {entry['command']}, "
@@ -403,7 +410,7 @@ class Paths:
             raise OutputPathError(f"{flag}={path} holds files t2t-trainer did not write "
                                   f"({_first_few(names)})"
                                   "; give a new or empty folder")
-        return path
+        return as_the_os_sees(path)
 
     def work_folder(self, flag: str, path: str) -> str:
         """The folder a resumable script fills over many commands (a benchmark's root):

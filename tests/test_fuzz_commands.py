@@ -42,8 +42,9 @@ from hypothesis import strategies as st
 
 from cli_helpers import COMMON, USR_DIR, digest_tree, train_tiny, with_flags
 from fuzz_cases import (CHECKPOINTS, COMMANDS, DECODE_KEYS, DECODE_VALUES, FOLDERS,
-                        HPARAM_KEYS, HPARAM_VALUES, INPUTS, OUTPUTS, RUN_ARGS, Command,
-                        given_twice, must_refuse, path_family, resolve_links)
+                        HPARAM_KEYS, HPARAM_VALUES, INPUTS, LINK_FOLDERS, LINK_OUTPUTS,
+                        OUTPUTS, RUN_ARGS, Command, given_twice, must_refuse, path_family,
+                        resolve_links)
 from t2t_lite.bin import t2t_attention, t2t_avg_all, t2t_datagen, t2t_decoder, t2t_trainer
 from t2t_lite.output_paths import MANIFEST
 
@@ -275,12 +276,16 @@ def template(tmp_path_factory):
     return build_workspace(tmp_path_factory.mktemp("fuzz_template"))
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=[c.name for c in COMMANDS])
-def test_whatever_is_typed_exits_0_or_2_and_loses_nothing(template, command, monkeypatch):
-    # A valid draw trains for real, but a few steps at most.
+@pytest.fixture
+def few_steps(monkeypatch):
+    """A valid draw trains for real, but a few steps at most."""
     capped = t2t_trainer.train_options
-    monkeypatch.setattr(t2t_trainer, "train_options", lambda args: dataclasses.replace(
-        capped(args), train_steps=min(capped(args).train_steps, 6)))
+    monkeypatch.setattr(t2t_trainer, "train_options", lambda args, *rest: dataclasses.replace(
+        capped(args, *rest), train_steps=min(capped(args, *rest).train_steps, 6)))
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=[c.name for c in COMMANDS])
+def test_whatever_is_typed_exits_0_or_2_and_loses_nothing(template, command, few_steps):
     violations: list[str] = []
     family = [0, 0]  # draws of issue 61's paths (links, .., ~, no folder), failing ones
     scale = settings.default.max_examples / 100
@@ -301,6 +306,27 @@ def test_whatever_is_typed_exits_0_or_2_and_loses_nothing(template, command, mon
     for line in violations:
         print("  " + line)
     assert not violations, "\n".join(violations[:20])
+
+
+# Every path flag that names an output or a run, with each path of issue 61's family.
+PATH_FLAGS = [("t2t-decoder", "--decode_to_file"), ("t2t-decoder", "--output_dir"),
+              ("t2t-decoder", "--ensemble"), ("t2t-trainer", "--output_dir"),
+              ("t2t-trainer", "--data_dir"), ("t2t-avg-all", "--output_dir"),
+              ("t2t-avg-all", "--model_dir"), ("t2t-exporter", "--export_dir"),
+              ("t2t-attention", "--to"), ("t2t-datagen", "--data_dir"),
+              ("t2t-datagen", "--eval_files_dir")]
+
+
+@pytest.mark.parametrize("name,flag", PATH_FLAGS, ids=[" ".join(pair) for pair in PATH_FLAGS])
+def test_paths_through_links_dot_dot_tilde_and_missing_folders(template, name, flag,
+                                                              few_steps):
+    command = next(command for command in COMMANDS if command.name == name)
+    values = LINK_OUTPUTS if flag == "--decode_to_file" else LINK_FOLDERS
+    violations = [line for value in values for line in check(command, template, {flag: value})]
+    print(f"\n{name} {flag}: {len(values)} draws, {len(violations)} failing")
+    for line in violations:
+        print("  " + line)
+    assert not violations, "\n".join(violations)
 
 
 # Runs that move (issue 61): a run resumed from another working folder, through a link,
