@@ -65,6 +65,17 @@ def checkpoint_at(folder: str, steps: list[int | None]) -> list[str | None]:
     return [found[step] if step is not None else None for step in steps]
 
 
+def _latest_or_none(folder: str) -> str | None:
+    """The checkpoint of ``folder`` a decoder reads; None where there is none to read
+    (refused later, by name, when the run is opened)."""
+    from t2t_lite.training.checkpoint_state import checkpoint_to_read
+
+    try:
+        return checkpoint_to_read(folder)
+    except (ValueError, OSError):
+        return None
+
+
 def floats(text: str) -> list[float]:
     return [float(x) for x in text.split(",")]
 
@@ -91,14 +102,14 @@ def main(argv: list[str] | None = None) -> None:
     from t2t_lite.decoding import decoder
     from t2t_lite.metrics.scoring import score_decodes
     from t2t_lite.training.averaging import average_last_checkpoints
-    from t2t_lite.training.checkpoint_state import checkpoint_step, checkpoints_on_disk
+    from t2t_lite.training.checkpoint_state import checkpoint_step
 
     if trained_run.start(args):
         return
     member_dirs = [folder for folder in args.ensemble.split(",") if folder]
     folders = [args.output_dir, *member_dirs]
-    # By the newest checkpoint's content: a folder named twice, linked or copied.
-    newest = [found[-1] for found in map(checkpoints_on_disk, folders) if found]
+    # By the latest checkpoint's content: a folder named twice, linked or copied.
+    newest = [latest for latest in map(_latest_or_none, folders) if latest]
     if len(set(map(trained_run.checkpoint_identity, newest))) < len(newest):
         raise ValueError(f"--ensemble={args.ensemble}: one model is named twice (with "
                          f"--output_dir={args.output_dir}; a folder, a link to it or a copy "

@@ -76,8 +76,9 @@ PATH_KINDS = (INPUTS, OUTPUTS, FOLDERS, CHECKPOINTS)
 
 def _resolve(root: str, flag_values: dict[str, str]) -> dict[str, str]:
     paths = {value for kind in PATH_KINDS for value in kind if value}
-    return {flag: os.path.join(root, value) if value in paths else value
-            for flag, value in flag_values.items()}
+    # A ~ stays as typed: the shell left it unexpanded (HOME is the workspace's home/).
+    return {flag: os.path.join(root, value) if value in paths and not value.startswith("~")
+            else value for flag, value in flag_values.items()}
 
 
 def argv_of(command: Command, root: str, drawn: dict[str, str], twice: bool = False
@@ -202,7 +203,8 @@ def complete(command: Command, root: str, drawn: dict[str, str], argv: list[str]
             got = len(f.read().splitlines())
         return "" if got == wanted else f"{got} output lines for {wanted} inputs"
     folder = {"t2t-avg-all": "--output_dir", "t2t-trainer": "--output_dir"}.get(command.name)
-    if folder and not tf.train.latest_checkpoint(flags[folder]):
+    # realpath: TensorFlow takes a ".." off the text, the OS after following a link.
+    if folder and not tf.train.latest_checkpoint(os.path.realpath(flags[folder])):
         return f"no checkpoint in {flags[folder]}"
     if command.name == "t2t-exporter":
         made = "model.bin" if flags.get("--format") == "ctranslate2" else "saved_model.pb"
