@@ -18,6 +18,11 @@ The rules (docs/RELIABILITY.md):
   process asking for the same output is refused instead of one result vanishing.
 * A folder where a file is expected, a file where a folder is expected, an
   unreadable path: one line naming the flag.
+* A path is what the OS makes of it: resolved once (links followed, a ``..``
+  after a link taken from the link's target) and every rule applied to that; an
+  output that is a link is written through, never replaced. A literal ``~`` (the
+  shell left it), a missing folder of an output file, a folder that is a dangling
+  link and a device or pipe as an output (/dev/stdout) are refused.
 
 Every refusal is an ``OutputPathError`` (a ValueError: one line, exit status 2).
 """
@@ -93,7 +98,8 @@ def _not_dangling(flag: str, path: str) -> None:
 def _regular_or_absent(flag: str, path: str) -> None:
     """Refuses a device, pipe or socket (/dev/stdout): outputs are written whole, through
     a temporary file beside them, and noted by size and time."""
-    stream = os.path.abspath(path).startswith(("/dev/", "/proc/"))  # /dev/stdout, fd/1
+    # /dev/stdout names a stream even when it leads to a file (a shell's > redirect).
+    stream = os.path.abspath(path).startswith(("/dev/std", "/dev/fd/", "/proc/"))
     if stream or os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
         raise OutputPathError(f"{flag}={path} is not a regular file (a device, pipe or "
                               "socket); give a file name, and read the file once written")
