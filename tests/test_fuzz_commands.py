@@ -19,6 +19,12 @@ so that a valid run stays a few seconds long.
 The table (the flags each command's draws may change, their values, the outputs
 each may write, what must be refused) is tests/fuzz_cases.py.
 
+Issue 61's families are drawn too: paths through links, ".." after a link, a literal
+~ and missing folders (among the random draws, and each with every path flag that
+names an output or a run), and runs that move (a run trained with relative paths
+resumed from another working folder, through a link, on moved, linked or other
+data, with training hparams changed).
+
 Violations are collected rather than raised at the first one, so one run counts
 every failure (``-s`` prints them). Profiles (``--hypothesis-profile``): ``ci``
 (the default; derandomized, about a minute) and ``long``.
