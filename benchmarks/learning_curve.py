@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
         minutes = (os.path.getmtime(path + ".index") - start) / 60.0
         restore_model(model, args.output_dir, path)
         decoded = f"{os.path.join(decodes_dir, os.path.basename(path))}.decoded"
-        with run.paths.output_file("--decodes_dir", decoded) as output_path:
+        with run.paths.output_file("--decodes_dir", decoded, new_folder=True) as output_path:
             outputs, references = decoder.decode_from_file(
                 args.source, output_path, decoding, reference_path=args.reference)
         report = score_decodes(run.experiment.problem, outputs, references)

@@ -65,6 +65,17 @@ def checkpoint_at(folder: str, steps: list[int | None]) -> list[str | None]:
     return [found[step] if step is not None else None for step in steps]
 
 
+def _latest_or_none(folder: str) -> str | None:
+    """The checkpoint of ``folder`` a decoder reads; None where there is none to read
+    (refused later, by name, when the run is opened)."""
+    from t2t_lite.training.checkpoint_state import checkpoint_to_read
+
+    try:
+        return checkpoint_to_read(folder)
+    except (ValueError, OSError):
+        return None
+
+
 def floats(text: str) -> list[float]:
     return [float(x) for x in text.split(",")]
 
@@ -96,11 +107,14 @@ def main(argv: list[str] | None = None) -> None:
     if trained_run.start(args):
         return
     member_dirs = [folder for folder in args.ensemble.split(",") if folder]
-    folders = [os.path.realpath(folder) for folder in [args.output_dir, *member_dirs]]
-    if len(set(folders)) < len(folders):
-        raise ValueError(f"--ensemble={args.ensemble}: a training folder is named twice "
-                         f"(with --output_dir={args.output_dir}); an ensemble of a model "
-                         "with itself decodes as that model alone")
+    folders = [args.output_dir, *member_dirs]
+    # By the latest checkpoint's content: a folder named twice, linked or copied.
+    newest = [latest for latest in map(_latest_or_none, folders) if latest]
+    if len(set(map(trained_run.checkpoint_identity, newest))) < len(newest):
+        raise ValueError(f"--ensemble={args.ensemble}: one model is named twice (with "
+                         f"--output_dir={args.output_dir}; a folder, a link to it or a copy "
+                         "of it); an ensemble of a model with itself decodes as that model "
+                         "alone")
 
     def declare(paths: "Paths") -> None:
         trained_run.input_files(("--source", args.source), ("--reference", args.reference))(paths)

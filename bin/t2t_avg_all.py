@@ -41,7 +41,7 @@ def average(argv: Sequence[str] | None) -> int:
     # Imported after the flags: it imports TensorFlow, which must start quietly.
     from t2t_lite.training import averaging
     paths = output_paths.Paths("t2t-avg-all")
-    paths.input_folder("--model_dir", args.model_dir, must_exist=True)
+    args.model_dir = paths.input_folder("--model_dir", args.model_dir, must_exist=True)
     # An earlier average of the same model dir is this command's own, to replace.
     with paths.output_folder("--output_dir", args.output_dir, replaces_own=True,
                              model_dir=output_paths.real(args.model_dir)) as staging:

@@ -36,7 +36,7 @@ def generate(argv: Sequence[str] | None) -> int:
     paths = output_paths.Paths("t2t-datagen")
     for flag in ("data_dir", "tmp_dir", "eval_files_dir"):
         if getattr(args, flag):
-            paths.shared_folder(f"--{flag}", getattr(args, flag))
+            setattr(args, flag, paths.shared_folder(f"--{flag}", getattr(args, flag)))
     problem = registry.problems[args.problem]()
     tmp_dir = args.tmp_dir or args.data_dir
     options = data_options.prepare(problem, args.data_dir, args.data_options, tmp_dir)
@@ -45,11 +45,12 @@ def generate(argv: Sequence[str] | None) -> int:
                   if args.eval_files_dir else [])
     with contextlib.ExitStack() as claims:
         # Claimed before any work: a user's file of the same name is refused, not replaced.
-        for path in eval_paths:
-            claims.enter_context(paths.output_file("--eval_files_dir", path))
+        targets = [claims.enter_context(paths.output_file("--eval_files_dir", path,
+                                                          new_folder=True))
+                   for path in eval_paths]
         data_options.generate(problem, args.data_dir, tmp_dir, options)
         if eval_paths:
-            for path, lines in zip(eval_paths, problem.eval_lines(tmp_dir, args.eval_split)):
+            for path, lines in zip(targets, problem.eval_lines(tmp_dir, args.eval_split)):
                 text_files.write_lines_atomically(path, lines)
     if eval_paths:
         print(f"eval files: {' '.join(eval_paths)}")

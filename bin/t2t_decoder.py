@@ -93,6 +93,13 @@ def decode(argv: Sequence[str] | None) -> int:
         raise ValueError("--decode_reference needs --decode_from_file")
     if args.ensemble and args.score_file:
         raise ValueError("--score_file scores one model: leave out --ensemble")
+    source = args.score_file or args.decode_from_file
+    if (source and not args.decode_to_file and os.path.exists(source)
+            and not (os.path.isfile(source) or os.path.isdir(source))):
+        raise ValueError(f"--{'score_file' if args.score_file else 'decode_from_file'}="
+                         f"{source} is not a regular file (a pipe or device), so "
+                         f"{source}{'.scores' if args.score_file else '.decoded'} is no place for its output; "
+                         "give --decode_to_file")
     from t2t_lite.decoding import decoder
     from t2t_lite.decoding.likelihood import score_file
     from t2t_lite.metrics.scoring import score_decodes
@@ -103,7 +110,6 @@ def decode(argv: Sequence[str] | None) -> int:
         decoder.decode_interactive(_decoding(args, run, settings),
                                    prompt=PROMPT if sys.stdin.isatty() else "")
         return 0
-    source = args.score_file or args.decode_from_file
     default = source + (".scores" if args.score_file else ".decoded")
     flag = "--decode_to_file" if args.decode_to_file else f"--decode_to_file (default {default})"
     with run.paths.output_file(flag, args.decode_to_file or default) as output_path:
@@ -137,16 +143,20 @@ def _decoding(args: argparse.Namespace, run: trained_run.OpenedRun,
               settings: "DecodeSettings") -> "Decoding":
     """The decoding of the restored model (and --ensemble's members)."""
     model, checkpoint = run.restored_model(args.checkpoint_path)
-    checkpoints, members = [os.path.realpath(checkpoint)], []
+    # By content: a copied or linked run is the same model under another name.
+    checkpoints = {trained_run.checkpoint_identity(checkpoint): checkpoint}
+    members = []
     for other_dir in filter(None, args.ensemble.split(",")):
         member, member_checkpoint = trained_run.restored_model(
             trained_run.ensemble_member(run.experiment, other_dir))
-        if os.path.realpath(member_checkpoint) in checkpoints:
+        identity = trained_run.checkpoint_identity(member_checkpoint)
+        if identity in checkpoints:
             # Its distribution averaged with itself is itself: "an ensemble" in name only.
             raise ValueError(f"--ensemble={other_dir}: its latest checkpoint "
-                             f"{member_checkpoint} is in the ensemble already; an ensemble "
+                             f"{member_checkpoint} holds the weights of "
+                             f"{checkpoints[identity]}, in the ensemble already; an ensemble "
                              "of a checkpoint with itself decodes as that checkpoint alone")
-        checkpoints.append(os.path.realpath(member_checkpoint))
+        checkpoints[identity] = member_checkpoint
         members.append(member)
     return run.decoding(model, settings, members)
 

@@ -211,15 +211,15 @@ def train(argv: Sequence[str] | None) -> int:
         keep_best_options(args, registry.problems[args.problem]())  # refused before the data
         for flag in ("data_dir", "tmp_dir"):
             if getattr(args, flag):
-                paths.shared_folder(f"--{flag}", getattr(args, flag))
+                setattr(args, flag, paths.shared_folder(f"--{flag}", getattr(args, flag)))
         paths.run_folder("--output_dir", args.output_dir)
         from t2t_lite.data import data_options
         problem = registry.problems[args.problem]()
         tmp_dir = args.tmp_dir or args.data_dir
         data_options.generate(problem, args.data_dir, tmp_dir, data_options.prepare(
             problem, args.data_dir, args.data_options, tmp_dir))
-    paths.input_folder("--data_dir", args.data_dir)
-    paths.run_folder("--output_dir", args.output_dir)
+    args.data_dir = paths.input_folder("--data_dir", args.data_dir)
+    args.output_dir = paths.run_folder("--output_dir", args.output_dir)
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
                                         args.hparams, args.data_dir, args.output_dir,
                                         must_exist=args.schedule == "evaluate")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from t2t_lite.bin import common
@@ -41,6 +42,13 @@ def restored_model(experiment: "Experiment", checkpoint_path: str | None = None,
     path = restore_model(model, experiment.output_dir, checkpoint_path,
                          experiment.data_identity())
     return (model if trained_weights else experiment.inference_model(model)), path
+
+
+def checkpoint_identity(prefix: str) -> str:
+    """The weights of checkpoint ``prefix`` wherever it lies: a digest of its ``.index``,
+    which holds every tensor's checksum (so a copied or linked run's is the same)."""
+    with open(prefix + ".index", "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def ensemble_member(experiment: "Experiment", output_dir: str) -> "Experiment":
@@ -110,13 +118,13 @@ def open_run(args: argparse.Namespace, command: str,
     from t2t_lite import output_paths
 
     paths = output_paths.Paths(command)
-    paths.input_folder("--output_dir", args.output_dir)
+    args.output_dir = paths.input_folder("--output_dir", args.output_dir)
     if declare:
         declare(paths)
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
                                         args.hparams, args.data_dir, args.output_dir,
                                         must_exist=True)
-    paths.input_folder("--data_dir", experiment.data_dir)
+    experiment.data_dir = paths.input_folder("--data_dir", experiment.data_dir)
     _refuse_unread_overrides(experiment, command, reads)
     return OpenedRun(experiment, paths)
 

@@ -18,6 +18,11 @@ The rules (docs/RELIABILITY.md):
   process asking for the same output is refused instead of one result vanishing.
 * A folder where a file is expected, a file where a folder is expected, an
   unreadable path: one line naming the flag.
+* A path is what the OS makes of it: resolved once (links followed, a ``..``
+  after a link taken from the link's target) and every rule applied to that; an
+  output that is a link is written through, never replaced. A literal ``~`` (the
+  shell left it), a missing folder of an output file, a folder that is a dangling
+  link and a device or pipe as an output (/dev/stdout) are refused.
 
 Every refusal is an ``OutputPathError`` (a ValueError: one line, exit status 2).
 """
@@ -41,7 +46,16 @@ class OutputPathError(ValueError):
 
 
 def real(path: str) -> str:
-    return os.path.realpath(os.path.abspath(os.path.expanduser(path)))
+    """``path`` as the OS resolves it: links followed, and a ``..`` after a link taken
+    from the link's target (as ``open`` does), not cut off the text as ``abspath`` would."""
+    return os.path.realpath(path)
+
+
+def as_the_os_sees(path: str) -> str:
+    """``path``, or (when it holds a ``..``) ``real(path)``: TensorFlow's file functions
+    take ``..`` off the text, not after following a link as the OS does, so a
+    command hands them the folder that its checks were applied to."""
+    return real(path) if os.pardir in path.split(os.sep) else path
 
 
 def is_run_folder(folder: str) -> bool:
@@ -66,6 +80,29 @@ def _given(flag: str, path: str) -> None:
     # An empty path would mean the current folder to some calls and nothing to others.
     if not path or not path.strip():
         raise OutputPathError(f"{flag} is empty; give a path")
+    # The shell expands ~ only at the start of a word: after --flag= (or in quotes) it
+    # stays, and would name a folder called ~ in the current one.
+    if path.startswith("~"):
+        raise OutputPathError(
+            f"{flag}={path} starts with a literal ~, which the shell left unexpanded (it "
+            f"does so after {flag}= and in quotes); write {flag} {path} with a space, or "
+            "$HOME instead of ~")
+
+
+def _not_dangling(flag: str, path: str) -> None:
+    if os.path.islink(path) and not os.path.exists(path):
+        raise OutputPathError(f"{flag}={path} is a link to {os.readlink(path)}, which does "
+                              "not exist; create it, or give another folder")
+
+
+def _regular_or_absent(flag: str, path: str) -> None:
+    """Refuses a device, pipe or socket (/dev/stdout): outputs are written whole, through
+    a temporary file beside them, and noted by size and time."""
+    # /dev/stdout names a stream even when it leads to a file (a shell's > redirect).
+    stream = os.path.abspath(path).startswith(("/dev/std", "/dev/fd/", "/proc/"))
+    if stream or os.path.exists(path) and not (os.path.isfile(path) or os.path.isdir(path)):
+        raise OutputPathError(f"{flag}={path} is not a regular file (a device, pipe or "
+                              "socket); give a file name, and read the file once written")
 
 
 def _inside_run(flag: str, path: str, run: str) -> OutputPathError:
@@ -214,7 +251,7 @@ class Paths:
         if not os.access(path, os.R_OK):
             raise OutputPathError(f"{flag}={path} is not readable (permissions)")
         self._files.append((flag, real(path)))
-        return path
+        return as_the_os_sees(path)
 
     def input_folder(self, flag: str, path: str, must_exist: bool = False) -> str:
         """A folder the command reads (a run, a data dir): nothing is written inside."""
@@ -226,7 +263,7 @@ class Paths:
         if os.path.isdir(path) and not os.access(path, os.R_OK | os.X_OK):
             raise OutputPathError(f"{flag}={path} is not readable (permissions)")
         self._folders.append((flag, real(path)))
-        return path
+        return as_the_os_sees(path)
 
     def scored_against(self, flag: str, reference_flag: str, score: str) -> None:
         """Refuses declared inputs ``flag`` and ``reference_flag`` that are one file
@@ -262,30 +299,40 @@ class Paths:
     # Outputs.
 
     @contextlib.contextmanager
-    def output_file(self, flag: str, path: str) -> Iterator[str]:
+    def output_file(self, flag: str, path: str, new_folder: bool = False) -> Iterator[str]:
         """Claims the file ``path`` while the block writes it (atomically), then notes it
-        as this command's: a later run of the same command may replace it."""
+        as this command's: a later run of the same command may replace it. The block is
+        given the path to write: ``path`` resolved (links followed). Its folder must
+        exist, unless ``new_folder`` (a file in a folder the command makes)."""
         _given(flag, path)
+        _regular_or_absent(flag, path)
+        # Resolved once, as the OS will: the block writes the resolved path, so a link
+        # there is followed (its target written), never replaced by a file.
+        target = real(path)
+        shown = path if target == os.path.abspath(path) else f"{path} (-> {target})"
         self._collision(path, flag)
-        if os.path.isdir(path):
-            raise OutputPathError(f"{flag}={path} is a folder; give a file name")
-        parent = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(target):
+            raise OutputPathError(f"{flag}={shown} is a folder; give a file name")
+        parent = os.path.dirname(target)
         if os.path.exists(parent) and not os.path.isdir(parent):
-            raise OutputPathError(f"{flag}={path}: {parent} is a file, not a folder")
+            raise OutputPathError(f"{flag}={shown}: {parent} is a file, not a folder")
+        if not os.path.exists(parent) and not new_folder:
+            raise OutputPathError(f"{flag}={shown}: the folder {parent} does not exist; "
+                                  "create it first (mkdir -p), or check the path")
         run = enclosing_run(parent)
         if run:
-            raise _inside_run(flag, path, run)
-        if os.path.exists(path) and not own_file(path, self.command):
-            raise OutputPathError(f"{flag}={path} exists and was not written by "
+            raise _inside_run(flag, shown, run)
+        if os.path.exists(target) and not own_file(target, self.command):
+            raise OutputPathError(f"{flag}={shown} exists and was not written by "
                                   f"{self.command} (or was changed since); remove it or "
                                   "choose a new name")
         if os.path.exists(parent) and not os.access(parent, os.W_OK):
-            raise OutputPathError(f"{flag}={path}: {parent} is not writable")
-        lock = os.path.join(parent, _LOCK_PREFIX + os.path.basename(path))
+            raise OutputPathError(f"{flag}={shown}: {parent} is not writable")
+        lock = os.path.join(parent, _LOCK_PREFIX + os.path.basename(target))
         with _lock(lock, f"{flag}={path}"):
-            yield path
-            if os.path.isfile(path):  # the block may have had nothing to write
-                record_file(path, self.command)
+            yield target
+            if os.path.isfile(target):  # the block may have had nothing to write
+                record_file(target, self.command)
 
     @contextlib.contextmanager
     def output_folder(self, flag: str, path: str, replaces_own: bool = False,
@@ -298,22 +345,23 @@ class Paths:
         ``inside_run`` names the one run folder the output may sit inside (an export
         below the run it exports)."""
         _given(flag, path)
+        _not_dangling(flag, path)
         allowed_run = real(inside_run) if inside_run else None
+        target = real(path)  # resolved once; a link there is followed
         self._collision(path, flag, allowed_run)
-        if os.path.exists(path) and not os.path.isdir(path):
+        if os.path.exists(target) and not os.path.isdir(target):
             raise OutputPathError(f"{flag}={path} is a file; give a folder")
-        own = (replaces_own and os.path.isdir(path) and own_folder(path, self.command)
-               and folder_details(path) == details)
-        names = _files_below(path) if os.path.isdir(path) else []
+        own = (replaces_own and os.path.isdir(target) and own_folder(target, self.command)
+               and folder_details(target) == details)
+        names = _files_below(target) if os.path.isdir(target) else []
         if names and not own:
             raise OutputPathError(
                 f"{flag}={path} holds files {self.command} did not write, or another "
                 f"output of it ({_first_few(names)}); "
                 "give a new or empty folder")
-        run = enclosing_run(path)
-        if run and run != allowed_run and not (own and run == real(path)):
+        run = enclosing_run(target)
+        if run and run != allowed_run and not (own and run == target):
             raise _inside_run(flag, path, run)
-        target = real(path)
         if _inside(os.getcwd(), target):
             raise OutputPathError(f"{flag}={path} holds the current folder; give another")
         parent, name = os.path.split(target)
@@ -336,18 +384,20 @@ class Paths:
         """A folder the command adds its own named files to and reuses (a data dir, a
         download dir): anything but a run folder or a file."""
         _given(flag, path)
+        _not_dangling(flag, path)
         self._collision(path, flag)
         if os.path.exists(path) and not os.path.isdir(path):
             raise OutputPathError(f"{flag}={path} is a file; give a folder")
         run = enclosing_run(path)
         if run:
             raise _inside_run(flag, path, run)
-        return path
+        return as_the_os_sees(path)
 
     def run_folder(self, flag: str, path: str) -> str:
         """The output dir of t2t-trainer: new, empty, or a run folder (which the trainer
         checks is the same run). Refuses folders of other commands' or a user's files."""
         _given(flag, path)
+        _not_dangling(flag, path)
         self._collision(path, flag)
         if os.path.exists(path) and not os.path.isdir(path):
             raise OutputPathError(f"{flag}={path} is a file; give a folder")
@@ -356,7 +406,7 @@ class Paths:
             raise _inside_run(flag, path, outer)
         # A trainer killed right after taking its lock leaves the lock file alone.
         if not os.path.isdir(path) or not set(os.listdir(path)) - {TRAINER_LOCK}:
-            return path
+            return as_the_os_sees(path)
         entry = _read_manifest(path).get(".")
         if entry:
             raise OutputPathError(f"{flag}={path} holds the output of {entry['command']}, "
@@ -366,7 +416,7 @@ class Paths:
             raise OutputPathError(f"{flag}={path} holds files t2t-trainer did not write "
                                   f"({_first_few(names)})"
                                   "; give a new or empty folder")
-        return path
+        return as_the_os_sees(path)
 
     def work_folder(self, flag: str, path: str) -> str:
         """The folder a resumable script fills over many commands (a benchmark's root):

@@ -123,7 +123,7 @@ def import_usr_dir(usr_dir: str) -> None:
     if parent not in sys.path:
         sys.path.insert(0, parent)
     try:
-        importlib.import_module(name)
+        module = importlib.import_module(name)
     except Exception as error:
         place = _users_place(error, path)
         if place is None:  # raised by our own code, not on purpose: a bug to trace back
@@ -132,6 +132,13 @@ def import_usr_dir(usr_dir: str) -> None:
         raise UsrDirError(f"--t2t_usr_dir={usr_dir}: importing it failed: {place}: "
                           f"{type(error).__name__}: {' '.join(str(message).split())}"
                           ) from error
+    # A folder named as a module Python has already (json, test, tensorflow) imports
+    # that module instead, and the user's registrations silently never run.
+    found = getattr(module, "__file__", None) or ""
+    if os.path.realpath(found) != os.path.realpath(os.path.join(path, "__init__.py")):
+        raise UsrDirError(f"--t2t_usr_dir={usr_dir}: the name {name!r} is taken by another "
+                          f"Python module ({found or 'built in'}), which an import of it "
+                          f"finds instead; rename the folder (e.g. my_{name})")
 
 
 class UsrDirError(ValueError):

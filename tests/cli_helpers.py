@@ -68,18 +68,21 @@ def snapshot(root: str) -> dict[str, tuple[int, int]]:
     for folder, _, names in os.walk(root):
         for name in names:
             path = os.path.join(folder, name)
-            stat = os.stat(path)
+            stat = os.lstat(path)  # a link as itself (it may dangle)
             found[os.path.relpath(path, root)] = (stat.st_size, stat.st_mtime_ns)
     return found
 
 
 def digest_tree(root: str) -> dict[str, str]:
     """Every file under ``root``: its sha256 by relative path (byte for byte, as
-    ``snapshot`` is not)."""
+    ``snapshot`` is not); a link: where it points."""
     found = {}
     for folder, _, names in os.walk(root):
         for name in names:
             path = os.path.join(folder, name)
+            if os.path.islink(path):  # a link as itself: replaced by a file, it shows
+                found[os.path.relpath(path, root)] = "link to " + os.readlink(path)
+                continue
             with open(path, "rb") as f:
                 found[os.path.relpath(path, root)] = hashlib.sha256(f.read()).hexdigest()
     return found

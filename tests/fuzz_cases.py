@@ -50,10 +50,25 @@ OUTPUTS = ["files/new_out.txt", "files/in.txt", "files/ref.txt", "files/prev.dec
 FOLDERS = ["new_dir", "run", "other_run", "avg", "user_folder", "empty_dir", "files/notes.txt",
            "data", "run/sub", "attention", "no_index_run", "missing_ckpt_run",
            "truncated_run", ""]
+# Paths that are not what they look like (issue 61): links (links/in.txt -> files/in.txt,
+# links/dangling.txt -> files/gone.txt that is not there, links/up -> files/a_dir,
+# links/run -> run, links/dangling_dir -> nowhere), ".." after a link (the OS takes it
+# from the link's target: links/up/../notes.txt is files/notes.txt), a literal ~ (HOME
+# is the workspace's home/ in a draw) and a folder that does not exist.
+LINK_OUTPUTS = ["links/in.txt", "links/dangling.txt", "links/up/../notes.txt", "~/out.txt",
+                "no_dir/out.txt", "links/run/new.txt"]
+LINK_FOLDERS = ["links/run", "links/dangling_dir", "links/up/../a_dir", "~/new_dir"]
+OUTPUTS += LINK_OUTPUTS
+FOLDERS += LINK_FOLDERS
+# Where the OS takes the links that lead somewhere usable (a draw's outputs are these).
+RESOLVED = {"links/run": "run", "links/up/../a_dir": "files/a_dir",
+            "links/dangling.txt": "files/gone.txt"}
 # Inputs no command may accept with exit 0.
 DAMAGED = {"files/absent.txt", "files/a_dir", "files/nul.txt", "files/latin1.txt",
            "files/plain.gz",
-           "copy_run/ckpt-2"}  # a checkpoint of another problem (same shapes and vocabulary)
+           "copy_run/ckpt-2",  # a checkpoint of another problem (same shapes and vocabulary)
+           # As outputs: an input, a user's file, a run's, a literal ~, no folder.
+           *(set(LINK_OUTPUTS) | set(LINK_FOLDERS)) - set(RESOLVED)}
 # Values no flag or hparam of the drawn ones accepts (--seed takes any finite int).
 REFUSED = {"nan", "inf", "-inf", "1e999", "-1", "", "two", "x", "abc", "[1,2]", "[]"}
 # Models and hparams sets: a pair whose set is not made for its model must be refused
@@ -96,7 +111,7 @@ class Command:
     adds_to: Callable[[dict[str, str]], list[str]] = lambda drawn: []
 
 
-NEW = ("new_dir", "empty_dir")  # a folder that does not exist yet, an empty one
+NEW = ("new_dir", "empty_dir", "files/a_dir")  # a folder that does not exist yet, empty ones
 RUNS = ("run", "no_index_run", "missing_ckpt_run", "truncated_run")  # one run, damaged
 
 
@@ -108,7 +123,7 @@ def decoder_outputs(drawn: dict[str, str]) -> list[str]:
         target = source + suffix if source.startswith("files/") else ""
     return [target] if target in ("files/new_out.txt", "user_folder/x.txt",
                                   "files/prev.decoded", "files/in.txt.decoded",
-                                  "files/pairs.tsv.scores") else []
+                                  "files/pairs.tsv.scores", "files/gone.txt") else []
 
 
 def trainer_outputs(drawn: dict[str, str]) -> list[str]:
@@ -196,6 +211,16 @@ COMMANDS = [
          "--eval_files_dir={new_dir}"],
         lambda drawn: [], 20, adds_to=datagen_folders),
 ]
+
+
+def resolve_links(drawn: dict[str, str]) -> dict[str, str]:
+    """The drawn values with each link path as the OS resolves it (``RESOLVED``)."""
+    return {flag: RESOLVED.get(value, value) for flag, value in drawn.items()}
+
+
+def path_family(drawn: dict[str, str]) -> bool:
+    """The draw gives a path of issue 61's family (links, .., ~, no folder)."""
+    return bool(set(drawn.values()) & (set(LINK_OUTPUTS) | set(LINK_FOLDERS)))
 
 
 def _pairs(hparams: str) -> list[tuple[str, str]]:
@@ -286,7 +311,7 @@ def must_refuse(command: Command, drawn: dict[str, str]) -> list[str]:
     if command.name in RUN_READERS:  # a name the run was not trained with
         refused += [f"{flag} of another run" for flag, own in RUN_NAMES.items()
                     if drawn.get(flag, own) not in (own, "")]
-    refused += _refused_combinations(command.name, drawn)
+    refused += _refused_combinations(command.name, resolve_links(drawn))
     if "--model" in drawn or "--hparams_set" in drawn:
         pair = (drawn.get("--model", "transformer"),
                 drawn.get("--hparams_set", "my_very_small_transformer"))

@@ -71,7 +71,8 @@ def ws(tmp_path_factory):
     (files / "deep.trees").write_text("(S (NN a))\n" + "(X " * 5000 + "(NN a)" + ")" * 5000 + "\n")
     usr_dirs = tmp_path_factory.mktemp("bad_usr_dirs")
     for name, source in (("usr_raises", "import os\nraise RuntimeError('no config found')\n"),
-                         ("usr_syntax", "def my_hparams(:\n    pass\n")):
+                         ("usr_syntax", "def my_hparams(:\n    pass\n"),
+                         ("json", "raise RuntimeError('never imported: json is taken')\n")):
         (usr_dirs / name).mkdir()
         (usr_dirs / name / "__init__.py").write_text(source)
     (root / "export_taken").mkdir()
@@ -82,6 +83,16 @@ def ws(tmp_path_factory):
         record["hparams"]["layer_prepostprocess_dropout"] = dropout  # edited by hand
         (root / name / "hparams.json").write_text(json.dumps(record))
     damaged_runs(root, output_dir)
+    (root / "links").mkdir()
+    os.symlink("../files/a_folder", root / "links" / "up")
+    os.symlink("../nowhere", root / "links" / "dangling_dir")
+    other_shards = root / "other_shards_data"  # the same vocabulary, other examples
+    shutil.copytree(data_dir, other_shards)
+    for shard in other_shards.glob("*-train-*"):
+        records = list(tf.data.TFRecordDataset(str(shard)).as_numpy_iterator())
+        with tf.io.TFRecordWriter(str(shard)) as writer:
+            for record in records[::-1]:
+                writer.write(record)
     tf.train.Checkpoint(model=tf.Module()).write(str(files / "other_model" / "ckpt-1"))
     other = tf.Module()
     other.w = tf.Variable([1.0])

@@ -217,3 +217,17 @@ def test_bleu_by_source_length_scores_each_bucket_alone(tmp_path, capsys):
         bleu.bleu_by_source_length(sources, hyps, refs, [20, 3])
     with pytest.raises(bleu.BleuInputError, match="4 source lines but 5 translations"):
         bleu.bleu_by_source_length(sources[:4], hyps, refs, [3])
+
+
+def test_decomposed_unicode_scores_as_the_same_text(caplog, tmp_path):
+    """NFD letters (a letter and a combining accent) are the NFC text to a reader."""
+    import unicodedata
+    reference = ["Le café est très bon ce matin .", "Un été à Noël ."]
+    decomposed = [unicodedata.normalize("NFD", line) for line in reference]
+    assert decomposed != reference
+    assert bleu.sacre_bleu(decomposed, reference)[0] == pytest.approx(100.0)
+    assert bleu.tokenized_bleu(decomposed, reference, "fr") == pytest.approx(100.0)
+    (tmp_path / "hyp.txt").write_text("\n".join(decomposed) + "\n")
+    (tmp_path / "ref.txt").write_text("\n".join(reference) + "\n")
+    bleu.read_translation_and_reference(str(tmp_path / "hyp.txt"), str(tmp_path / "ref.txt"))
+    assert "hyp.txt: 2 lines hold decomposed (NFD) Unicode letters" in caplog.text

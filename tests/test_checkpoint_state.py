@@ -262,3 +262,30 @@ def test_architecture_keys():
     assert "attention_window" in LSTMSeq2seqAttentionLuong.architecture_keys(local)
     assert "attention_window" not in LSTMSeq2seqAttentionLuong.architecture_keys(
         HParams(attention_scope="global"))
+
+
+def test_a_checkpoint_the_trainer_rotates_away_while_the_decoder_reads_it(
+        run, tmp_path, capsys, caplog, monkeypatch):
+    """A trainer keeping --keep_checkpoint_max removes older checkpoints; the decoder
+    reads the run's new latest, or (--checkpoint_path given) says so in one line."""
+    from t2t_lite.training import checkpoints
+
+    data_dir, output_dir = run
+    reading = checkpoints.load_weights
+
+    def rotated_first(model, path):  # the trainer saved step 6 and removed this one
+        monkeypatch.setattr(checkpoints, "load_weights", reading)
+        remove(path)
+        if path.endswith("ckpt-4"):
+            checkpoint_state.write_index(output_dir, [f"{output_dir}/ckpt-2"])
+        reading(model, path)
+
+    monkeypatch.setattr(checkpoints, "load_weights", rotated_first)
+    with caplog.at_level(logging.WARNING):
+        assert t2t_decoder.main(decode_args(output_dir, tmp_path)) == 0
+    assert f"checkpoint {output_dir}/ckpt-4 went while it was read" in caplog.text
+    monkeypatch.setattr(checkpoints, "load_weights", rotated_first)
+    (tmp_path / "again").mkdir()
+    line = error_of(capsys, t2t_decoder.main, decode_args(
+        output_dir, tmp_path / "again", f"--checkpoint_path={output_dir}/ckpt-2"))
+    assert f"checkpoint {output_dir}/ckpt-2 went while it was read" in line

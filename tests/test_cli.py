@@ -326,7 +326,7 @@ def test_sweep_decode_of_an_ensemble_decodes_as_the_decoder_does(trained, tmp_pa
     assert "| 1 | 2 | 2.0 | 0.00 |" in _sweep_decode(monkeypatch, capsys, sweep)[2]
     assert "| 1 | 2 | 2.0 | 0.00 |" in _sweep_decode(
         monkeypatch, capsys, with_flags(sweep, f"--output_dir={member}"))[2]
-    with pytest.raises(ValueError, match="a training folder is named twice"):
+    with pytest.raises(ValueError, match="one model is named twice"):
         _sweep_decode(monkeypatch, capsys, sweep + [f"--ensemble={member},{member}/"])
 
 

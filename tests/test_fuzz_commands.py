@@ -19,6 +19,12 @@ so that a valid run stays a few seconds long.
 The table (the flags each command's draws may change, their values, the outputs
 each may write, what must be refused) is tests/fuzz_cases.py.
 
+Issue 61's families are drawn too: paths through links, ".." after a link, a literal
+~ and missing folders (among the random draws, and each with every path flag that
+names an output or a run), and runs that move (a run trained with relative paths
+resumed from another working folder, through a link, on moved, linked or other
+data, with training hparams changed).
+
 Violations are collected rather than raised at the first one, so one run counts
 every failure (``-s`` prints them). Profiles (``--hypothesis-profile``): ``ci``
 (the default; derandomized, about a minute) and ``long``.
@@ -28,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import json
 import os
 import re
 import shutil
@@ -41,8 +48,9 @@ from hypothesis import strategies as st
 
 from cli_helpers import COMMON, USR_DIR, digest_tree, train_tiny, with_flags
 from fuzz_cases import (CHECKPOINTS, COMMANDS, DECODE_KEYS, DECODE_VALUES, FOLDERS,
-                        HPARAM_KEYS, HPARAM_VALUES, INPUTS, OUTPUTS, RUN_ARGS, Command,
-                        given_twice, must_refuse)
+                        HPARAM_KEYS, HPARAM_VALUES, INPUTS, LINK_FOLDERS, LINK_OUTPUTS,
+                        OUTPUTS, RUN_ARGS, Command, given_twice, must_refuse, path_family,
+                        resolve_links)
 from t2t_lite.bin import t2t_attention, t2t_avg_all, t2t_datagen, t2t_decoder, t2t_trainer
 from t2t_lite.output_paths import MANIFEST
 
@@ -74,8 +82,9 @@ PATH_KINDS = (INPUTS, OUTPUTS, FOLDERS, CHECKPOINTS)
 
 def _resolve(root: str, flag_values: dict[str, str]) -> dict[str, str]:
     paths = {value for kind in PATH_KINDS for value in kind if value}
-    return {flag: os.path.join(root, value) if value in paths else value
-            for flag, value in flag_values.items()}
+    # A ~ stays as typed: the shell left it unexpanded (HOME is the workspace's home/).
+    return {flag: os.path.join(root, value) if value in paths and not value.startswith("~")
+            else value for flag, value in flag_values.items()}
 
 
 def argv_of(command: Command, root: str, drawn: dict[str, str], twice: bool = False
@@ -114,6 +123,13 @@ def build_workspace(root) -> str:
     (root / "user_folder" / "tiny_reverse_binary.test.inputs").write_text("my inputs\n")
     (root / "user_folder" / "tiny_reverse_binary.dev.targets").write_text("my targets\n")
     (root / "empty_dir").mkdir()
+    (root / "home").mkdir()  # HOME in a draw: a ~ that is expanded stays in the workspace
+    links = root / "links"
+    links.mkdir()
+    for name, target in (("in.txt", "../files/in.txt"), ("dangling.txt", "../files/gone.txt"),
+                         ("up", "../files/a_dir"), ("run", "../run"),
+                         ("dangling_dir", "../nowhere")):
+        os.symlink(target, links / name)
     run = str(root / "run")
     assert t2t_decoder.main(RUN_ARGS[:1] + [f"--output_dir={run}",
                                             f"--decode_from_file={files / 'in.txt'}",
@@ -130,6 +146,21 @@ def build_workspace(root) -> str:
                                        f"--data_dir={root / 'copy_data'}",
                                        f"--output_dir={root / 'copy_run'}", "--train_steps=2",
                                        "--schedule=train")) == 0
+    # A run trained with paths relative to the workspace (the input state named its
+    # shards as typed), and data of the same vocabulary with other train shards.
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        assert t2t_trainer.main(COMMON + ["--data_dir=data", "--output_dir=rel_run",
+                                          "--train_steps=2", "--schedule=train"]) == 0
+    finally:
+        os.chdir(cwd)
+    shutil.copytree(root / "data", root / "other_data")
+    for shard in (root / "other_data").glob("*-train-*"):
+        records = list(tf.data.TFRecordDataset(str(shard)).as_numpy_iterator())
+        with tf.io.TFRecordWriter(str(shard)) as writer:
+            for record in records[::-1]:
+                writer.write(record)
     # Another run: same files, another problem.
     shutil.copytree(run, root / "other_run")
     record = (root / "other_run" / "hparams.json").read_text()
@@ -174,11 +205,14 @@ def complete(command: Command, root: str, drawn: dict[str, str], argv: list[str]
         output = flags.get("--decode_to_file") or flags["--decode_from_file"] + ".decoded"
         with open(flags["--decode_from_file"], "rb") as f:
             wanted = len(f.read().decode("utf-8-sig").splitlines())
-        with open(output, "rb") as f:
+        if not os.path.isfile(os.path.join(root, output)):  # a relative path: the draw's
+            return f"no file {output}"
+        with open(os.path.join(root, output), "rb") as f:
             got = len(f.read().splitlines())
         return "" if got == wanted else f"{got} output lines for {wanted} inputs"
     folder = {"t2t-avg-all": "--output_dir", "t2t-trainer": "--output_dir"}.get(command.name)
-    if folder and not tf.train.latest_checkpoint(flags[folder]):
+    # realpath: TensorFlow takes a ".." off the text, the OS after following a link.
+    if folder and not tf.train.latest_checkpoint(os.path.realpath(flags[folder])):
         return f"no checkpoint in {flags[folder]}"
     if command.name == "t2t-exporter":
         made = "model.bin" if flags.get("--format") == "ctranslate2" else "saved_model.pb"
@@ -198,14 +232,20 @@ def check(command: Command, template: str, drawn: dict[str, str], twice: bool = 
         before = digest_tree(workspace)
         # In the workspace, so that a path that means "here" (an empty one did) can
         # only damage the draw's copy, where it is seen.
-        cwd = os.getcwd()
+        cwd, home = os.getcwd(), os.environ.get("HOME")
         os.chdir(workspace)
+        os.environ["HOME"] = os.path.join(workspace, "home")
         try:
             outcome = run_in_process(command.main, argv)
         finally:
             os.chdir(cwd)
+            if home is None:
+                del os.environ["HOME"]
+            else:
+                os.environ["HOME"] = home
         after = digest_tree(workspace)
-        declared = [os.path.normpath(p) for p in command.outputs(drawn) if p]
+        resolved = resolve_links(drawn)
+        declared = [os.path.normpath(p) for p in command.outputs(resolved) if p]
         problems = []
         if outcome.escaped is not None:
             problems.append(f"traceback: {type(outcome.escaped).__name__}: "
@@ -222,7 +262,7 @@ def check(command: Command, template: str, drawn: dict[str, str], twice: bool = 
         for path, digest in before.items():
             if not declared_output(path) and after.get(path) != digest:
                 problems.append(f"{'removed' if path not in after else 'changed'} {path}")
-        shared = [os.path.normpath(p) for p in command.adds_to(drawn)]
+        shared = [os.path.normpath(p) for p in command.adds_to(resolved)]
         problems += [f"wrote {path}" for path in sorted(set(after) - set(before))
                      if not declared_output(path)
                      and not any(path.startswith(folder + os.sep) for folder in shared)]
@@ -246,23 +286,134 @@ def template(tmp_path_factory):
     return build_workspace(tmp_path_factory.mktemp("fuzz_template"))
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=[c.name for c in COMMANDS])
-def test_whatever_is_typed_exits_0_or_2_and_loses_nothing(template, command, monkeypatch):
-    # A valid draw trains for real, but a few steps at most.
+@pytest.fixture
+def few_steps(monkeypatch):
+    """A valid draw trains for real, but a few steps at most."""
     capped = t2t_trainer.train_options
-    monkeypatch.setattr(t2t_trainer, "train_options", lambda args: dataclasses.replace(
-        capped(args), train_steps=min(capped(args).train_steps, 6)))
+    monkeypatch.setattr(t2t_trainer, "train_options", lambda args, *rest: dataclasses.replace(
+        capped(args, *rest), train_steps=min(capped(args, *rest).train_steps, 6)))
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=[c.name for c in COMMANDS])
+def test_whatever_is_typed_exits_0_or_2_and_loses_nothing(template, command, few_steps):
     violations: list[str] = []
+    family = [0, 0]  # draws of issue 61's paths (links, .., ~, no folder), failing ones
     scale = settings.default.max_examples / 100
 
     @settings(max_examples=max(1, int(command.examples * scale)))
     # One draw in five gives the drawn flags after the valid ones, not in their place.
     @given(invocations(command), st.sampled_from([False, False, False, False, True]))
     def draw(drawn, twice):
-        violations.extend(check(command, template, drawn, twice))
+        found = check(command, template, drawn, twice)
+        violations.extend(found)
+        if path_family(drawn):
+            family[0] += 1
+            family[1] += bool(found)
 
     draw()
-    print(f"\n{command.name}: {len(violations)} failing draws")
+    print(f"\n{command.name}: {len(violations)} failing draws; paths through links, .., ~ "
+          f"or no folder: {family[0]} draws, {family[1]} failing")
+    for line in violations:
+        print("  " + line)
+    assert not violations, "\n".join(violations[:20])
+
+
+# Every path flag that names an output or a run, with each path of issue 61's family.
+PATH_FLAGS = [("t2t-decoder", "--decode_to_file"), ("t2t-decoder", "--output_dir"),
+              ("t2t-decoder", "--ensemble"), ("t2t-trainer", "--output_dir"),
+              ("t2t-trainer", "--data_dir"), ("t2t-avg-all", "--output_dir"),
+              ("t2t-avg-all", "--model_dir"), ("t2t-exporter", "--export_dir"),
+              ("t2t-attention", "--to"), ("t2t-datagen", "--data_dir"),
+              ("t2t-datagen", "--eval_files_dir")]
+
+
+@pytest.mark.parametrize("name,flag", PATH_FLAGS, ids=[" ".join(pair) for pair in PATH_FLAGS])
+def test_paths_through_links_dot_dot_tilde_and_missing_folders(template, name, flag,
+                                                              few_steps):
+    command = next(command for command in COMMANDS if command.name == name)
+    values = LINK_OUTPUTS if flag == "--decode_to_file" else LINK_FOLDERS
+    violations = [line for value in values for line in check(command, template, {flag: value})]
+    print(f"\n{name} {flag}: {len(values)} draws, {len(violations)} failing")
+    for line in violations:
+        print("  " + line)
+    assert not violations, "\n".join(violations)
+
+
+# Runs that move (issue 61): a run resumed from another working folder, through a link,
+# after its data moved, on a copy or on other shards, with changed hparams; paths typed
+# relative to the working folder, as a user types them.
+MOVED_DATA = ["data", "moved_data", "other_data", "links/data"]
+RESUME_HPARAMS = ["", "batch_size=1024", "learning_rate=0.5", "optimizer=sgd",
+                  "dtype=mixed_float16", "dtype=mixed_bfloat16"]
+REFUSED_ON_RESUME = {"optimizer=sgd", "dtype=mixed_float16"}
+
+
+def check_move(template: str, run: str, cwd: str, data: str, hparams: str) -> list[str]:
+    """The violations of one resume: exit 0 or 2, no traceback; refused exactly when the
+    data or an hparam is not the run's to change, and then the run is as it was; on
+    exit 0 the run went on and hparams.json names the data it trained on."""
+    root = tempfile.mkdtemp(prefix="fuzz_move_")
+    try:
+        ws = os.path.join(root, "ws")
+        shutil.copytree(template, ws, symlinks=True)
+        os.symlink("../rel_run", os.path.join(ws, "links", "rel_run"))
+        os.symlink("../data", os.path.join(ws, "links", "data"))
+        if data == "moved_data":
+            os.rename(os.path.join(ws, "data"), os.path.join(ws, "moved_data"))
+        before = digest_tree(ws)
+        here = os.getcwd()
+        os.chdir(os.path.join(ws, cwd))
+        try:
+            argv = [f"--t2t_usr_dir={USR_DIR}", f"--data_dir={os.path.relpath(os.path.join(ws, data))}",
+                    f"--output_dir={os.path.relpath(os.path.join(ws, run))}", "--train_steps=4",
+                    "--schedule=train"] + ([f"--hparams={hparams}"] if hparams else [])
+            outcome = run_in_process(t2t_trainer.main, argv)
+        finally:
+            os.chdir(here)
+        problems = []
+        if outcome.escaped is not None or "Traceback" in outcome.err:
+            problems.append(f"traceback: {outcome.escaped or outcome.err[-300:]}")
+        elif outcome.code not in (0, 2):
+            problems.append(f"exit {outcome.code}")
+        refuse = data == "other_data" or hparams in REFUSED_ON_RESUME
+        after = digest_tree(ws)
+        changed = sorted(path for path in set(before) | set(after)
+                         if before.get(path) != after.get(path))
+        if outcome.code == 0 and refuse:
+            problems.append("exit 0, though it must be refused")
+        if outcome.code == 2 and not refuse:
+            problems.append(f"refused: {outcome.err.strip().splitlines()[-1:]}")
+        if outcome.code == 2 and changed:
+            problems.append(f"refused but changed {changed[:3]}")
+        if outcome.code == 0:
+            record = json.loads(open(os.path.join(ws, "rel_run", "hparams.json")).read())
+            if os.path.realpath(record["data_dir"]) != os.path.realpath(os.path.join(ws, data)):
+                problems.append(f"hparams.json names {record['data_dir']}, not {data}")
+            if tf.train.latest_checkpoint(os.path.join(ws, "rel_run")) is None or not \
+                    tf.train.latest_checkpoint(os.path.join(ws, "rel_run")).endswith("ckpt-4"):
+                problems.append("no checkpoint of step 4")
+            if [path for path in changed if not path.startswith("rel_run" + os.sep)]:
+                problems.append(f"changed outside the run: {changed[:3]}")
+        shown = f"{run} from {cwd or '.'} on {data} --hparams={hparams}"
+        return [f"t2t-trainer {shown}: {'; '.join(problems)}"] if problems else []
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.slow  # 8 resumes of a few seconds each
+def test_runs_that_move_resume_or_are_refused_in_one_line(template):
+    violations: list[str] = []
+    draws = [0]
+
+    @settings(max_examples=max(1, int(8 * settings.default.max_examples / 100)))
+    @given(st.sampled_from(["rel_run", "links/rel_run"]), st.sampled_from(["", "files"]),
+           st.sampled_from(MOVED_DATA), st.sampled_from(RESUME_HPARAMS))
+    def draw(run, cwd, data, hparams):
+        draws[0] += 1
+        violations.extend(check_move(template, run, cwd, data, hparams))
+
+    draw()
+    print(f"\nruns that move: {draws[0]} draws, {len(violations)} failing")
     for line in violations:
         print("  " + line)
     assert not violations, "\n".join(violations[:20])

@@ -191,3 +191,56 @@ def test_an_empty_folder_another_command_marked_becomes_the_work_folders(tmp_pat
     assert Paths("seq2seq_family").work_folder("--root", root) == root
     with pytest.raises(OutputPathError, match="speed_table did not start"):
         Paths("speed_table").work_folder("--root", root)
+
+
+def test_a_link_at_the_output_is_followed_never_replaced(tmp_path):
+    """A dangling link's target is written; the link stays a link to it."""
+    os.symlink("gone.txt", tmp_path / "link.txt")
+    produce(Paths("t2t-decoder"), "--decode_to_file", tmp_path / "link.txt")
+    assert os.path.islink(tmp_path / "link.txt")
+    assert open(tmp_path / "gone.txt").read() == "out\n"
+    produce(Paths("t2t-decoder"), "--decode_to_file", tmp_path / "link.txt", "again\n")
+    assert os.path.islink(tmp_path / "link.txt")
+    assert open(tmp_path / "gone.txt").read() == "again\n"
+
+
+def test_dot_dot_after_a_link_is_taken_from_the_links_target(tmp_path):
+    """links/up/../notes.txt is files/notes.txt to the OS (not links/notes.txt)."""
+    notes = write(tmp_path / "files" / "notes.txt", "a user's notes\n")
+    os.makedirs(tmp_path / "files" / "sub")
+    os.makedirs(tmp_path / "links")
+    os.symlink("../files/sub", tmp_path / "links" / "up")
+    with pytest.raises(OutputPathError, match="files/notes.txt\\) exists and was not written"):
+        produce(Paths("t2t-decoder"), "--decode_to_file",
+                f"{tmp_path}/links/up/../notes.txt")
+    assert open(notes).read() == "a user's notes\n"
+    assert not os.path.exists(tmp_path / "links" / "notes.txt")
+
+
+@pytest.mark.parametrize("path", ["~/out.txt", "~", "~user/out.txt"])
+def test_a_literal_tilde_is_refused_with_the_hint(path):
+    with pytest.raises(OutputPathError, match="literal ~, which the shell left unexpanded"):
+        produce(Paths("t2t-decoder"), "--decode_to_file", path)
+
+
+def test_a_missing_folder_is_refused_before_the_work(tmp_path):
+    with pytest.raises(OutputPathError, match="does not exist; create it first"):
+        with Paths("t2t-decoder").output_file("--decode_to_file",
+                                              str(tmp_path / "nodir" / "out.txt")):
+            raise AssertionError("the work started")
+    assert not os.path.exists(tmp_path / "nodir")
+    with Paths("t2t-datagen").output_file("--eval_files_dir", str(tmp_path / "new" / "a.txt"),
+                                          new_folder=True) as target:
+        write(target)  # a file in a folder the command makes
+    assert os.path.isfile(tmp_path / "new" / "a.txt")
+
+
+def test_streams_and_dangling_folders_are_refused(tmp_path):
+    with pytest.raises(OutputPathError, match="is not a regular file"):
+        produce(Paths("t2t-decoder"), "--decode_to_file", "/dev/stdout")
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(OutputPathError, match="is not a regular file"):
+        produce(Paths("t2t-decoder"), "--decode_to_file", tmp_path / "fifo")
+    os.symlink("nowhere", tmp_path / "dangling")
+    with pytest.raises(OutputPathError, match="is a link to nowhere, which does not exist"):
+        Paths("t2t-trainer").run_folder("--output_dir", str(tmp_path / "dangling"))

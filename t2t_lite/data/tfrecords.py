@@ -9,6 +9,7 @@ that knows the file format.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from typing import Iterable, Mapping, Sequence
@@ -99,6 +100,24 @@ def check_shards(paths: Sequence[str], remedy: str = "") -> None:
         _whole_shards.add(identity)
 
 
+_FINGERPRINT_BYTES = 1 << 16  # read at each end of a shard
+
+
+def shards_fingerprint(paths: Sequence[str]) -> str:
+    """What the shards ``paths`` hold, wherever they are: a digest of each one's name,
+    size and first and last 64 KiB (a copied or moved data dir keeps it; shards
+    written again from other data do not)."""
+    digest = hashlib.sha256()
+    for path in paths:
+        size = os.path.getsize(path)
+        digest.update(f"{os.path.basename(path)}\0{size}\0".encode())
+        with open(path, "rb") as f:
+            digest.update(f.read(_FINGERPRINT_BYTES))
+            f.seek(max(size - _FINGERPRINT_BYTES, 0))
+            digest.update(f.read(_FINGERPRINT_BYTES))
+    return digest.hexdigest()
+
+
 def read_shards(paths: Sequence[str], keys: Sequence[str],
                 shuffle_files: bool = False, seed: int | None = None) -> tf.data.Dataset:
     """Examples ``{key: int32[None]}`` from ``paths``.
@@ -116,12 +135,22 @@ def read_shards(paths: Sequence[str], keys: Sequence[str],
         example = tf.io.parse_single_example(record, features)
         return {key: tf.cast(example[key], tf.int32) for key in keys}
 
-    files = tf.data.Dataset.from_tensor_slices(list(paths))
+    # The dataset holds the shards' names, joined to their folder only when a shard is
+    # opened: a saved iterator (a run's input state) names no folder, so a run resumes
+    # from any working folder and after its data was moved or copied.
+    folders = {os.path.dirname(os.path.abspath(path)) for path in paths}
+    if len(folders) != 1:
+        raise ValueError(f"the shards of one split are in one folder, not {sorted(folders)}")
+    folder = folders.pop()
+
+    def open_shard(name: tf.Tensor) -> tf.data.Dataset:
+        return tf.data.TFRecordDataset(tf.strings.join([folder, name], separator=os.sep))
+
+    files = tf.data.Dataset.from_tensor_slices([os.path.basename(path) for path in paths])
     if shuffle_files:
         files = files.shuffle(len(paths), seed=seed)
-        records = files.interleave(tf.data.TFRecordDataset, cycle_length=min(len(paths), 16),
+        records = files.interleave(open_shard, cycle_length=min(len(paths), 16),
                                    num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     else:
-        records = files.interleave(tf.data.TFRecordDataset, cycle_length=len(paths),
-                                   block_length=1)
+        records = files.interleave(open_shard, cycle_length=len(paths), block_length=1)
     return records.map(parse, num_parallel_calls=tf.data.AUTOTUNE)

@@ -10,14 +10,18 @@ model's own name is dropped: Keras numbers it per process, ``transformer_2``.)
 from __future__ import annotations
 
 import json
+import logging
 import os
 
 import keras
 import tensorflow as tf
 
 from t2t_lite.experiment import HPARAMS_FILE
-from t2t_lite.training.checkpoint_state import (check_architecture, checkpoint_to_read,
+from t2t_lite.training.checkpoint_state import (CheckpointStateError, check_architecture,
+                                                checkpoint_to_read, damage,
                                                 recorded_architecture)
+
+_READS = 3  # tries at reading a run's latest checkpoint while a trainer rotates them
 
 
 def model_variables(model: keras.Model) -> dict[str, tf.Variable]:
@@ -62,12 +66,29 @@ def restore_model(model: keras.Model, output_dir: str, checkpoint_path: str | No
     unindexed one, or one trained with another architecture than ``model``'s
     hparams (or, given ``data_identity``, another problem or vocabulary), is
     refused in one line."""
-    path = checkpoint_to_read(output_dir, checkpoint_path)
-    check_architecture(path, recorded_architecture(path),
-                       {**architecture(model), **(data_identity or {})},
-                       os.path.join(output_dir, HPARAMS_FILE))
-    load_weights(model, path)
-    return path
+    for _ in range(_READS):
+        path = checkpoint_to_read(output_dir, checkpoint_path)
+        check_architecture(path, recorded_architecture(path),
+                           {**architecture(model), **(data_identity or {})},
+                           os.path.join(output_dir, HPARAMS_FILE))
+        try:
+            load_weights(model, path)
+            return path
+        except tf.errors.OpError:
+            gone = damage(path)
+            if gone is None:
+                raise
+        # A trainer writing the run keeps its last --keep_checkpoint_max checkpoints and
+        # removes older ones: the one chosen may go between choosing and reading it.
+        if checkpoint_path:
+            raise CheckpointStateError(
+                f"checkpoint {path} went while it was read ({gone}): a trainer's "
+                "--keep_checkpoint_max removes older checkpoints of a run it writes; pass "
+                "a newer one, or leave --checkpoint_path out to read the latest")
+        logging.warning("checkpoint %s went while it was read (%s; a trainer removing "
+                        "older checkpoints?): reading the run's latest again", path, gone)
+    raise CheckpointStateError(f"the checkpoints of {output_dir} went {_READS} times while "
+                               "they were read; read the run when its trainer has stopped")
 
 
 def load_weights(model: keras.Model, path: str) -> None:

@@ -19,7 +19,10 @@ kept: the run's last complete one, from which a re-run resumes.
 Resuming checks before it trusts (``checkpoint_state.resume_checkpoint``): an
 index naming a missing checkpoint, a damaged checkpoint, a garbage index or a
 checkpoint of another architecture is refused in one line, before anything is
-written. A damaged input state is only a warning: the input restarts, reshuffled.
+written. A damaged input state, or one saved over other shards than the data dir
+holds now (its shards' fingerprint is saved with it), is only a warning: the input
+restarts, reshuffled. The state names the shards, not their folder, so a run
+resumes from any working folder and after its data was moved.
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ from t2t_lite.training.checkpoints import architecture_record, restorable_part
 from t2t_lite.training.distribute import is_chief
 
 _COMPLETE_STATE = re.compile(r"ckpt-(\d+)\.index")
+_SHARDS_KEY = "shards/.ATTRIBUTES/VARIABLE_VALUE"
 
 
 class CheckpointWriteError(OSError):
@@ -64,6 +68,9 @@ class RunCheckpoints:
         self._manager: tf.train.CheckpointManager | None = None
         self.saved_step = -1
         self._input: tf.train.Checkpoint | None = None
+        # The fingerprint of the shards the input reads (tfrecords.shards_fingerprint),
+        # saved with its position: a position is restored only over the same shards.
+        self.input_shards = ""
 
     @property
     def manager(self) -> tf.train.CheckpointManager:
@@ -100,8 +107,26 @@ class RunCheckpoints:
         return step_of()
 
     def input_state_damage(self, step: int) -> str | None:
-        """What is wrong with the input's position at ``step`` (missing, damaged), or None."""
-        return damage(self._input_prefix(step))
+        """What is wrong with the input's position at ``step`` (missing, damaged, saved
+        over other shards than ``input_shards``), or None."""
+        problem = damage(self._input_prefix(step))
+        if problem:
+            return problem
+        recorded = self.recorded_shards(step)
+        if recorded is None:
+            return "it does not record the shards it was saved over"
+        if recorded != self.input_shards:
+            return "it was saved over other train shards than the data dir holds now"
+        return None
+
+    def recorded_shards(self, step: int) -> str | None:
+        """The fingerprint of the shards the input state of ``step`` was saved over
+        (None: no such state, or one written before states recorded it)."""
+        try:
+            value = tf.train.load_variable(self._input_prefix(step), _SHARDS_KEY)
+        except (tf.errors.OpError, ValueError):
+            return None
+        return value.decode() if isinstance(value, bytes) else None
 
     def has_input_state(self, step: int) -> bool:
         return self.input_state_damage(step) is None
@@ -113,7 +138,8 @@ class RunCheckpoints:
             # tf.distribute's iterators over several replicas cannot be saved: such
             # a run resumes with its input reshuffled (seeded by the step).
             return
-        self._input = tf.train.Checkpoint(iterator=iterator)
+        self._input = tf.train.Checkpoint(iterator=iterator,
+                                          shards=tf.Variable(self.input_shards, dtype=tf.string))
         problem = self.input_state_damage(step) if step else None
         if step and not problem:
             self._input.read(self._input_prefix(step)).assert_consumed()

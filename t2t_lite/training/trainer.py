@@ -21,16 +21,19 @@ import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.data.pipeline import batch_examples
+from t2t_lite.data.tfrecords import shards_fingerprint
 from t2t_lite.experiment import Experiment
 from t2t_lite.hparams.common import LOSS_NORMALIZERS
 from t2t_lite.progress import format_duration
 from t2t_lite.training.best_checkpoint import LOSS, BestCheckpoint
+from t2t_lite.training.checkpoint_state import checkpoints_on_disk
 from t2t_lite.training.checkpoints import training_checkpoint
 from t2t_lite.training.distribute import is_chief, num_workers
 from t2t_lite.training.evaluation import TeacherForcedEvaluation
 from t2t_lite.training.loop_state import NonFiniteSteps, Window
 from t2t_lite.training.losses import smoothed_cross_entropy
 from t2t_lite.training.optimizers import make_optimizer
+from t2t_lite.training.resume_check import check_resumed_data, check_resumed_hparams
 from t2t_lite.training.output_lock import OutputDirLock
 from t2t_lite.training.run_checkpoints import RunCheckpoints
 from t2t_lite.training.train_options import DevScorer, TrainOptions
@@ -107,7 +110,10 @@ class Trainer:
         return int(self.optimizer.iterations.numpy())
 
     def restore(self) -> int:
-        """Restores the latest checkpoint of output_dir, if any; returns the step."""
+        """Restores the latest checkpoint of output_dir, if any; returns the step.
+        Changed hparams are refused or said first (``resume_check``)."""
+        if checkpoints_on_disk(self.experiment.output_dir):
+            check_resumed_hparams(self.experiment)
         return self.checkpoints.restore(lambda: self.step)
 
     def save(self) -> None:
@@ -255,7 +261,8 @@ class Trainer:
         locked meanwhile (``OutputDirLock``): a second trainer there is refused.
         """
         # Missing or corrupt data fails here, before the output dir is touched.
-        self.experiment.problem.check_data("train", self.experiment.data_dir)
+        shards = self.experiment.problem.check_data("train", self.experiment.data_dir)
+        self.checkpoints.input_shards = shards_fingerprint(shards)
         with OutputDirLock(self.experiment.output_dir) if is_chief(self.strategy) else (
                 contextlib.nullcontext()):
             return self._train()
@@ -271,6 +278,8 @@ class Trainer:
         by_loss = bool(self.best) and opts.keep_best.metric == LOSS
         catch_up = bool(self.best) and self.best.resume(
             self.step, opts.eval_every_steps if by_loss else opts.decode_eval_every_steps)
+        if self.checkpoints.saved_step >= 0:
+            check_resumed_data(self.experiment, self.checkpoints, self.step)
         if self.step >= opts.train_steps:
             logging.warning("nothing to train: the run in %s is at step %d already, and "
                             "train_steps is %d (raise it to train on)",
