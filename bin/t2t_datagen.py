@@ -47,9 +47,13 @@ def generate(argv: Sequence[str] | None) -> int:
         # Claimed before any work: a user's file of the same name is refused, not replaced.
         for path in eval_paths:
             claims.enter_context(paths.output_file("--eval_files_dir", path))
-        data_options.generate(problem, args.data_dir, tmp_dir, options)
-        if eval_paths:
-            for path, lines in zip(eval_paths, problem.eval_lines(tmp_dir, args.eval_split)):
+        with common.writing(f"while writing the data of {args.problem}", "--data_dir",
+                            args.data_dir, left="the files written whole are kept and the "
+                            "one being written was removed (it skips what is done)"):
+            data_options.generate(problem, args.data_dir, tmp_dir, options)
+        for path, lines in zip(eval_paths, problem.eval_lines(tmp_dir, args.eval_split)
+                               if eval_paths else ()):
+            with common.writing("while writing the eval files", "--eval_files_dir", path):
                 text_files.write_lines_atomically(path, lines)
     if eval_paths:
         print(f"eval files: {' '.join(eval_paths)}")
