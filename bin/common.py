@@ -266,14 +266,15 @@ def writing(what: str, flag: str, path: str, left: str = "") -> Iterator[None]:
     """The block writes the output ``flag``=``path`` (``what``: "while decoding
     in.txt"), whole at the end or not at all (``left`` says otherwise): an interrupt
     (t2t_lite/interrupts.py) or a full disk in it ends in one line that says so."""
-    left = left or (f"{flag}={path} was not written (nothing partial is left; an earlier "
-                    "output there is kept as it was)")
-    interrupts.describe(what, f"{left}; run the same command again")
+    unwritten = "(nothing partial is left; an earlier output is kept as it was)"
+    interrupts.describe(what, f"{left or f'{flag}={path} was not written {unwritten}'}; "
+                              "run the same command again")
     try:
         yield
     except Exception as error:  # noqa: BLE001 - only a full disk's is replaced
         if disk_space.is_full_disk(error):
-            raise disk_space.full_disk_error(error, flag, path, what, left) from None
+            raise disk_space.full_disk_error(error, flag, path, what, left or (
+                f"nothing was written there {unwritten}")) from None
         raise
 
 

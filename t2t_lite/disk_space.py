@@ -52,8 +52,9 @@ def require_free(flag: str, path: str, needed: int, what: str) -> None:
     ``needed`` (bytes; ``what`` says of what) is more than its file system has free."""
     folder, free = free_bytes(path)
     if free < needed:
-        raise DiskSpaceError(f"{flag}={path}: {what} needs at least {size_text(needed)} and "
-                             f"{folder} has {size_text(free)} free; make room or write elsewhere")
+        raise DiskSpaceError(f"{flag}={path}: {what}: at least {size_text(needed)} needed, "
+                             f"and {folder} has {size_text(free)} free; make room or write "
+                             "elsewhere")
 
 
 def files_size(paths: list[str]) -> int:
@@ -68,7 +69,5 @@ def full_disk_error(error: BaseException, flag: str, path: str, what: str,
     named = getattr(error, "filename", None) or str(error).partition("; ")[0].split("} ")[-1]
     file = (f" ({named})" if os.sep in named
             and os.path.abspath(named) != os.path.abspath(path) else "")
-    _, free = free_bytes(path)
-    return DiskSpaceError(f"{flag}={path}: no space left on device {what}{file}, "
-                          f"{size_text(free)} free now; {left}: make room, then run the same "
-                          "command again")
+    return DiskSpaceError(f"{flag}={path}: no space left on device {what}{file}; {left}: "
+                          "make room, then run the same command again")
