@@ -42,13 +42,10 @@ class Killed(BaseException):
     """SIGTERM where no handler takes it: the process would end at once."""
 
 
-def _killed(signum, frame):
-    raise Killed()
-
-
 @dataclasses.dataclass
 class Sent:
     at: float | None = None  # time.monotonic() when the signal went
+    live: bool = True        # the command has not returned: the defaults act
 
 
 @contextlib.contextmanager
@@ -56,8 +53,13 @@ def signal_after(signum: int, seconds: float, ready: threading.Event | None = No
     """Sends ``signum`` to this process ``seconds`` into the block (after ``ready`` is
     set, when given), unless it ended first; yields when it was sent. Outside the
     command's own handlers the signals act as Python's defaults would (SIGINT raises
-    KeyboardInterrupt, SIGTERM ``Killed``); one that lands after the block is dropped."""
+    KeyboardInterrupt, SIGTERM ``Killed``) until the block sets ``live`` false (the
+    command returned); one that lands later is dropped."""
     lock, done, sent = threading.Lock(), threading.Event(), Sent()
+
+    def default(signum, frame):
+        if sent.live:
+            raise KeyboardInterrupt() if signum == signal.SIGINT else Killed()
 
     def fire():
         if ready is not None:
@@ -69,8 +71,7 @@ def signal_after(signum: int, seconds: float, ready: threading.Event | None = No
                     sent.at = time.monotonic()
                     os.kill(os.getpid(), signum)
 
-    saved = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
-             signal.SIGTERM: signal.signal(signal.SIGTERM, _killed)}
+    saved = {each: signal.signal(each, default) for each in interrupts.SIGNALS}
     thread = threading.Thread(target=fire, daemon=True)
     thread.start()
     try:
@@ -79,8 +80,8 @@ def signal_after(signum: int, seconds: float, ready: threading.Event | None = No
         with lock:
             done.set()
         thread.join()
-        with contextlib.suppress(KeyboardInterrupt, Killed):
-            time.sleep(0.05)  # a signal sent just before the end lands here
+        sent.live = False
+        time.sleep(0.05)  # a signal sent just before the end lands here, dropped
         for each, handler in saved.items():
             signal.signal(each, handler)
 
@@ -229,6 +230,7 @@ def check_draw(template, tmp_path, monkeypatch, draw: Draw, signum: int,
             contextlib.redirect_stdout(io.StringIO()):
         try:
             code = draw.main(draw.argv(ws))
+            sent.live = False
         except BaseException as error:  # noqa: BLE001 - an escape is what we look for
             code = f"{type(error).__name__} escaped"
         ended = time.monotonic()
