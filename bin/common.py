@@ -288,11 +288,13 @@ def run_main(prog: str, main: Callable[[Sequence[str] | None], int | None],
     with interrupts.handling_signals():
         try:
             return main(argv) or 0
-        except USER_ERRORS as e:
-            message = e.args[0] if isinstance(e, KeyError) and e.args else e
+        except (KeyboardInterrupt, Exception) as error:
+            if interrupts.interrupted(error):
+                line, status = interrupts.report(prog, error)
+                print(line, file=sys.stderr)
+                return status
+            if not isinstance(error, USER_ERRORS):
+                raise
+            message = error.args[0] if isinstance(error, KeyError) and error.args else error
             print(f"{prog}: error: {message}", file=sys.stderr)
             return 2
-        except KeyboardInterrupt as interrupt:
-            line, status = interrupts.report(prog, interrupt)
-            print(line, file=sys.stderr)
-            return status

@@ -94,10 +94,19 @@ def describe(what: str, left: str) -> None:
     _state.what, _state.left = what, left
 
 
-def report(prog: str, interrupt: KeyboardInterrupt) -> tuple[str, int]:
+def interrupted(error: BaseException) -> bool:
+    """``error`` ends the command because of a signal: the KeyboardInterrupt raised, or
+    what C code it was raised through made of it (TensorFlow's and NumPy's calls back
+    into Python turn it into a SystemError)."""
+    return isinstance(error, KeyboardInterrupt) or (
+        bool(_state.received) and isinstance(error, Exception))
+
+
+def report(prog: str, interrupt: BaseException) -> tuple[str, int]:
     """The one line an interrupted command prints, and its exit status (130 for
     SIGINT, 143 for SIGTERM, as a shell reports a process the signal ended)."""
-    signum = signal.SIGTERM if isinstance(interrupt, Terminated) else signal.SIGINT
+    signum = _state.received or (signal.SIGTERM if isinstance(interrupt, Terminated)
+                                 else signal.SIGINT)
     what = f" {_state.what}" if _state.what else ""
     left = _state.left or ("nothing it writes was left half-written; run the same command "
                            "again to start over")
