@@ -29,6 +29,7 @@ import tempfile
 import time
 from typing import TYPE_CHECKING
 
+from t2t_lite import interrupts
 from t2t_lite.bin import common, trained_run
 
 if TYPE_CHECKING:  # the heavy imports wait until the flags are read (TensorFlow starts quietly)
@@ -129,6 +130,8 @@ def main(argv: list[str] | None = None) -> None:
     ends = [dict(zip(steps, checkpoint_at(folder, steps)))
             for folder in (args.output_dir, *member_dirs)]
     rows = []
+    interrupts.describe("while sweeping", "the table's rows printed are complete and the "
+                        "temporary averages removed; run it again for the settings not tried")
     print("| up to step | averaged | beam | alpha | score | seconds |\n"
           "| --- | --- | --- | --- | --- | --- |")
     for step, count in itertools.product(steps, (int(n) for n in args.averages.split(","))):

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import logging
 import math
 import os
 import sys
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
+
+from t2t_lite import disk_space, interrupts
 
 # Errors that bad input produces: printed as one line, exit status 2.
 USER_ERRORS = (KeyError, ValueError, OSError, UnicodeDecodeError)
@@ -258,14 +261,40 @@ def load_registrations(args: argparse.Namespace) -> bool:
     return False
 
 
+@contextlib.contextmanager
+def writing(what: str, flag: str, path: str, left: str = "") -> Iterator[None]:
+    """The block writes the output ``flag``=``path`` (``what``: "while decoding
+    in.txt"), whole at the end or not at all (``left`` says otherwise): an interrupt
+    (t2t_lite/interrupts.py) or a full disk in it ends in one line that says so."""
+    unwritten = "(nothing partial is left; an earlier output is kept as it was)"
+    interrupts.describe(what, f"{left or f'{flag}={path} was not written {unwritten}'}; "
+                              "run the same command again")
+    try:
+        yield
+    except Exception as error:  # noqa: BLE001 - only a full disk's is replaced
+        if disk_space.is_full_disk(error):
+            raise disk_space.full_disk_error(error, flag, path, what, left or (
+                f"nothing was written there {unwritten}")) from None
+        raise
+
+
 def run_main(prog: str, main: Callable[[Sequence[str] | None], int | None],
              argv: Sequence[str] | None = None) -> int:
-    """Runs ``main``; a bad-input error becomes one line on stderr and exit 2."""
+    """Runs ``main``; a bad-input error becomes one line on stderr and exit 2, and
+    Ctrl-C or SIGTERM one line saying what was interrupted, what is left and how to
+    go on, with exit 130 or 143 (t2t_lite/interrupts.py)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
                         datefmt="%H:%M:%S")
-    try:
-        return main(argv) or 0
-    except USER_ERRORS as e:
-        message = e.args[0] if isinstance(e, KeyError) and e.args else e
-        print(f"{prog}: error: {message}", file=sys.stderr)
-        return 2
+    with interrupts.handling_signals():
+        try:
+            return main(argv) or 0
+        except (KeyboardInterrupt, Exception) as error:
+            if interrupts.interrupted(error):
+                line, status = interrupts.report(prog, error)
+                print(line, file=sys.stderr)
+                return status
+            if not isinstance(error, USER_ERRORS):
+                raise
+            message = error.args[0] if isinstance(error, KeyError) and error.args else error
+            print(f"{prog}: error: {message}", file=sys.stderr)
+            return 2

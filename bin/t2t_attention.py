@@ -45,7 +45,8 @@ def draw(argv: Sequence[str] | None) -> int:
     if not args.input.strip():
         raise ValueError("--input is empty: give the source sentence to look at")
     run = trained_run.open_run(args, "t2t-attention")
-    with run.paths.output_folder("--to", args.to, replaces_own=True) as staging:
+    with (run.paths.output_folder("--to", args.to, replaces_own=True) as staging,
+          common.writing("while drawing the attention", "--to", args.to)):
         count = _draw(args, run, staging)
     print(f"wrote {count} PNGs and {os.path.join(args.to, 'index.html')}")
     return 0

@@ -8,11 +8,12 @@ copies hparams.json, so t2t-decoder can use output_dir like model_dir.
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import sys
 from typing import Sequence
 
-from t2t_lite import output_paths
+from t2t_lite import disk_space, output_paths
 from t2t_lite.bin import common
 
 
@@ -39,12 +40,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 def average(argv: Sequence[str] | None) -> int:
     args = _parse_args(argv)
     # Imported after the flags: it imports TensorFlow, which must start quietly.
+    import tensorflow as tf
+
     from t2t_lite.training import averaging
     paths = output_paths.Paths("t2t-avg-all")
     args.model_dir = paths.input_folder("--model_dir", args.model_dir, must_exist=True)
     # An earlier average of the same model dir is this command's own, to replace.
     with paths.output_folder("--output_dir", args.output_dir, replaces_own=True,
-                             model_dir=output_paths.real(args.model_dir)) as staging:
+                             model_dir=output_paths.real(args.model_dir)) as staging, \
+            common.writing(f"while averaging {args.model_dir}", "--output_dir", args.output_dir):
+        newest = args.checkpoint_path or tf.train.latest_checkpoint(args.model_dir)
+        if newest:  # the average holds each tensor of a checkpoint once, as each source
+            disk_space.require_free("--output_dir", args.output_dir, disk_space.files_size(
+                glob.glob(glob.escape(newest) + ".data-*")), "the average")
         result = averaging.average_last_checkpoints(args.model_dir, staging, args.n,
                                                     args.checkpoint_path)
     print(f"averaged {len(result.sources)} checkpoints "

@@ -14,6 +14,7 @@ import time
 from functools import partial
 from typing import TYPE_CHECKING, Sequence
 
+from t2t_lite import disk_space, interrupts
 from t2t_lite.bin import common, trained_run
 from t2t_lite.data.text_files import write_lines_atomically
 
@@ -107,12 +108,19 @@ def decode(argv: Sequence[str] | None) -> int:
     run = trained_run.open_run(args, "t2t-decoder", partial(_declare_inputs, args))
     settings = run.decode_settings(args.decode_hparams)
     if args.decode_interactive:
+        interrupts.describe("during interactive decoding",
+                            "every line read before it was decoded and printed; run the "
+                            "same command again to go on (Ctrl-D ends a session quietly)")
         decoder.decode_interactive(_decoding(args, run, settings),
                                    prompt=PROMPT if sys.stdin.isatty() else "")
         return 0
     default = source + (".scores" if args.score_file else ".decoded")
     flag = "--decode_to_file" if args.decode_to_file else f"--decode_to_file (default {default})"
-    with run.paths.output_file(flag, args.decode_to_file or default) as output_path:
+    with run.paths.output_file(flag, args.decode_to_file or default) as output_path, \
+            common.writing(f"while {'scoring' if args.score_file else 'decoding'} {source}",
+                           flag.split(" ")[0], output_path):
+        disk_space.require_free(flag.split(" ")[0], output_path,
+                                _least_output_size(source, settings), "the output")
         if args.score_file:
             model, _ = run.restored_model(args.checkpoint_path)
             decoding = run.decoding(model, settings)  # its codecs and input rules
@@ -137,6 +145,16 @@ def decode(argv: Sequence[str] | None) -> int:
             print("scoring the best beam of each line (the first field)")
         print("\n".join(score_decodes(run.experiment.problem, outputs, references)))
     return 0
+
+
+def _least_output_size(source: str, settings: "DecodeSettings") -> int:
+    """Bytes an output of ``source`` takes at least: a line (a newline at least) for
+    each hypothesis written of each line (a .gz source is not counted)."""
+    if source.endswith(".gz"):
+        return 0
+    with open(source, "rb") as f:
+        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+    return lines * (settings.beam_size if settings.return_beams else 1) * settings.num_samples
 
 
 def _decoding(args: argparse.Namespace, run: trained_run.OpenedRun,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
+from t2t_lite import disk_space
 from t2t_lite.bin import common, trained_run
 
 
@@ -64,9 +65,15 @@ def export(argv: Sequence[str] | None) -> int:
         settings = run.decode_settings(args.decode_hparams, unused=EXPORT_UNUSED)
     # T2T's convention: exports below the run they come from (OUTPUT_DIR/export/N).
     with run.paths.output_folder("--export_dir", args.export_dir,
-                                 inside_run=args.output_dir) as staging:
+                                 inside_run=args.output_dir) as staging, \
+            common.writing(f"while exporting {args.output_dir}", "--export_dir",
+                           args.export_dir):
         # CTranslate2 takes float32 weights and rounds them to its compute type itself.
         model, checkpoint = run.restored_model(args.checkpoint_path, trained_weights=ct2)
+        # Every export holds the weights (the graph and vocabularies come on top).
+        disk_space.require_free("--export_dir", args.export_dir,
+                                sum(weight.numpy().nbytes for weight in model.weights),
+                                "the export (its weights alone)")
         if ct2:
             size = ctranslate2_spec.export_ctranslate2(model, experiment.problem,
                                                        experiment.data_dir, staging)

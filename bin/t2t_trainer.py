@@ -13,6 +13,7 @@ import json
 import os
 from typing import Any, Sequence
 
+from t2t_lite import disk_space, interrupts
 from t2t_lite.bin import common
 
 
@@ -246,7 +247,22 @@ def train(argv: Sequence[str] | None) -> int:
             raise ValueError(f"no checkpoint in {args.output_dir} to evaluate; train first")
         print(json.dumps({"step": trainer.step, **trainer.evaluate()}))
         return 0
-    metrics = trainer.train()
+    latest = trainer.checkpoints.latest()
+    if latest:  # each save writes a checkpoint of this size beside the newest
+        disk_space.require_free("--output_dir", args.output_dir, disk_space.files_size(
+            glob.glob(glob.escape(latest) + ".*")), f"a checkpoint (as {latest})")
+    with common.writing(f"while training in {args.output_dir}", "--output_dir",
+                        args.output_dir, left="its last complete checkpoint is kept"):
+        try:
+            metrics = trainer.train()
+        except KeyboardInterrupt:
+            latest = trainer.checkpoints.latest()
+            interrupts.describe(
+                f"at step {trainer.step}",
+                f"{latest} is saved with every step so far; run the same command again to "
+                "resume from it" if latest else "no checkpoint was saved; run the same "
+                "command again to start")
+            raise
     summary = {"step": trainer.step, **metrics, **trainer.run_summary(),
                **(trainer.best.summary() if trainer.best else {})}
     if args.export_saved_model and trainer.chief:

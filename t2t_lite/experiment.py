@@ -100,10 +100,14 @@ class Experiment:
         """Writes ``hparams.json`` atomically (an earlier copy is never half-written)."""
         os.makedirs(self.output_dir, exist_ok=True)
         path = os.path.join(self.output_dir, HPARAMS_FILE)
-        with open(path + ".tmp", "w") as f:
-            # The values were checked on arrival; allow_nan=False stops a bug writing NaN.
-            json.dump(self.record(), f, indent=2, sort_keys=True, allow_nan=False)
-        os.replace(path + ".tmp", path)
+        try:
+            with open(path + ".tmp", "w") as f:
+                # The values were checked on arrival; allow_nan=False stops a bug writing NaN.
+                json.dump(self.record(), f, indent=2, sort_keys=True, allow_nan=False)
+            os.replace(path + ".tmp", path)
+        finally:  # a full disk or an interrupt leaves no half record beside the old one
+            if os.path.exists(path + ".tmp"):
+                os.remove(path + ".tmp")
 
 
 def _check_takes_input_vocab_size(model_cls: type, model_name: str, problem_name: str) -> None:

@@ -135,9 +135,14 @@ def _read_manifest(folder: str) -> dict[str, dict]:
 
 def _write_manifest(folder: str, manifest: dict[str, dict]) -> None:
     path = os.path.join(folder, MANIFEST)
-    with open(f"{path}.tmp-{os.getpid()}", "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
-    os.replace(f"{path}.tmp-{os.getpid()}", path)
+    temporary = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(temporary, "w", encoding="utf-8") as f:
+            json.dump(manifest, f, indent=1, sort_keys=True)
+        os.replace(temporary, path)
+    finally:  # a full disk leaves no temporary record behind
+        with contextlib.suppress(OSError):
+            os.remove(temporary)
 
 
 def _files_below(folder: str) -> list[str]:
@@ -213,11 +218,13 @@ def exclusive_lock(lock_path: str, refuse: Callable[[str], Exception],
                                                           os.stat(lock_path)):
             break
         handle.close()
-    handle.seek(0)
-    handle.truncate()
-    handle.write(holder)
-    handle.flush()
     try:
+        handle.truncate(0)
+        # Who holds it is for a refusal's message only: on a full disk the lock holds
+        # without it (the write into the output then says what is full). Unbuffered, so
+        # that closing the file has nothing left to fail on.
+        with contextlib.suppress(OSError):
+            os.write(handle.fileno(), holder.encode("utf-8"))
         yield
     finally:
         with contextlib.suppress(OSError):

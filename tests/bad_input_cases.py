@@ -4,6 +4,7 @@ says. Rows are added here; the tests that run them are in test_bad_input.py."""
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from typing import Any, Callable
 
 from cli_helpers import COMMON, USR_DIR, with_flags
@@ -42,6 +43,14 @@ class Case:
     argv: Callable[[Workspace], list[str]]
     says: str  # found in the error line
     env: dict[str, str] = dataclasses.field(default_factory=dict)
+    # Changes the machine for the case (a monkeypatch's setattr): a full disk.
+    machine: Callable[[Any], None] | None = None
+
+
+def full_disk(monkeypatch) -> None:
+    """The file system reports 0 bytes free (t2t_lite/disk_space.py reads it so)."""
+    monkeypatch.setattr(shutil, "disk_usage",
+                        lambda path: shutil._ntuple_diskusage(1 << 30, 1 << 30, 0))
 
 
 CASES = [
@@ -471,6 +480,23 @@ CASES = [
                      f"--data_options=train={ws.path('gold.trees')},"
                      f"dev={ws.path('gold.trees')},closers=named"],
          "hparam 'closers' must be one of 'bare', 'labelled', got 'named'"),
+    # A full disk: refused before the work, naming the output and what it takes.
+    Case("decode output on a full disk", t2t_decoder.main,
+         lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
+                                   f"--decode_to_file={ws.root}/new_out.txt"],
+         "new_out.txt: the output: at least 2 bytes needed, and", machine=full_disk),
+    Case("averaging on a full disk", t2t_avg_all.main,
+         lambda ws: [f"--model_dir={ws.output_dir}", f"--output_dir={ws.root}/new_average"],
+         "the average: at least", machine=full_disk),
+    Case("export on a full disk", t2t_exporter.main,
+         lambda ws: run_dir(ws) + [f"--export_dir={ws.root}/new_export"],
+         "the export (its weights alone): at least", machine=full_disk),
+    Case("data on a full disk", t2t_datagen.main,
+         lambda ws: ["--problem=tiny_reverse_binary", f"--t2t_usr_dir={USR_DIR}",
+                     f"--data_dir={ws.root}/new_data"],
+         "12 shards still to write: at least", machine=full_disk),
+    Case("resuming a run on a full disk", t2t_trainer.main, train_args,
+         "a checkpoint (as", machine=full_disk),
     Case("averaging into an empty --output_dir", t2t_avg_all.main,
          lambda ws: [f"--model_dir={ws.output_dir}", "--output_dir="],
          "--output_dir is empty"),

@@ -140,6 +140,8 @@ def test_at_least_thirty_cases_with_distinct_names():
 def test_bad_input_fails_in_one_line_and_changes_nothing(ws, case, capsys, monkeypatch):
     for name, value in case.env.items():
         monkeypatch.setenv(name, value)
+    if case.machine:
+        case.machine(monkeypatch)
     before = snapshot(ws.root)
     try:
         code = case.main(case.argv(ws))

@@ -15,7 +15,8 @@ from source_files import PACKAGE_DIRS, REPO_ROOT, module_files
 SOURCE_DIRS = {**PACKAGE_DIRS, "benchmarks": "benchmarks"}
 
 # The ground floor: rooms that import nothing of the package, so any floor may use them.
-GROUND = {"registry", "hparam", "progress", "errors", "precision", "output_paths", "contracts"}
+GROUND = {"registry", "hparam", "progress", "errors", "precision", "output_paths", "contracts",
+          "interrupts", "disk_space"}
 # Floor -> the floors its modules may import. A module of t2t_lite.X is on floor X,
 # one of benchmarks/ on "benchmarks". A floor's modules import one another only
 # where the floor lists itself.

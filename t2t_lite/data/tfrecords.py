@@ -9,6 +9,7 @@ that knows the file format.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -65,14 +66,16 @@ def write_shards(examples: Iterable[Mapping[str, Sequence[int]]], paths: Sequenc
         for count, example in enumerate(progress(examples, f"writing {label}", unit="examples"),
                                         start=1):
             writers[(count - 1) % len(writers)].write(_serialize(example))
+        for writer in writers:  # a full disk may show only as the last bytes are flushed
+            writer.close()
     except BaseException:
         for writer in writers:
-            writer.close()
+            with contextlib.suppress(Exception):
+                writer.close()
         for path in temp_paths:
-            os.remove(path)
+            if os.path.exists(path):
+                os.remove(path)
         raise
-    for writer in writers:
-        writer.close()
     for temp_path, path in zip(temp_paths, paths):
         os.replace(temp_path, path)
     logger.info("%s: wrote %d examples to %d shards", label, count, len(paths))

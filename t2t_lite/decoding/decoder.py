@@ -150,7 +150,12 @@ def decode_interactive(decoding: Decoding, input_stream: BinaryIO | None = None,
         if prompt:
             sys.stderr.write(prompt)
             sys.stderr.flush()
-        number, line = next(lines, (0, None))
+        try:
+            number, line = next(lines, (0, None))
+        except KeyboardInterrupt:
+            if prompt:  # the command's last line starts on a line of its own
+                sys.stderr.write("\n")
+            raise
         if line is None:
             if prompt:
                 sys.stderr.write("\n")

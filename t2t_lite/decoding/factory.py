@@ -19,7 +19,7 @@ from t2t_lite.data.problem import Problem
 from t2t_lite.decoding.ensemble import Ensemble
 from t2t_lite.decoding.input_rules import InputRules
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
-from t2t_lite.decoding.settings import DecodeSettings
+from t2t_lite.decoding.settings import DecodeSettings, proportioned
 
 # int32 inputs [B, S] (each row ending in EOS, PAD-padded), the most tokens to
 # decode and each row's line number (what a sampling decode's randomness is keyed
@@ -51,9 +51,11 @@ def build_decoding(model: Any, problem: Problem, data_dir: str, settings: Decode
     """The decoding of restored ``model`` (with ``members``: their ensemble, each
     step's distribution the mean of theirs) for ``problem`` (its vocabulary in
     ``data_dir``, its decode constraint and postprocessing) under ``settings``.
-    Inputs are cut at ``model``'s max_length unless the settings say otherwise."""
+    Inputs are cut at ``model``'s max_length unless the settings say otherwise; a
+    beam or an extra length beyond what can help is capped (``proportioned``)."""
     decoder_model = Ensemble([model, *members]) if members else model
     encoders = problem.feature_encoders(data_dir)
+    settings = proportioned(settings, encoders["targets"].vocab_size, model.hparams.max_length)
     search = BeamSearchDecoder(decoder_model, settings.beam_size, settings.alpha,
                                stop_rule=settings.stop_rule, sampling=settings.sampling,
                                constraint=problem.decode_constraint(data_dir),

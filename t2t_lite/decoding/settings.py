@@ -10,12 +10,15 @@ the benchmarks) reads its settings from one of these, never from the hparams.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import Any, Mapping
 
 from t2t_lite.data.problem import Problem
 from t2t_lite.decoding.beam_search import STOP_RULES
 from t2t_lite.decoding.sampling import SAMPLING_METHODS, SamplingOptions
 from t2t_lite.hparam import HParams, HParamsError, Range, at_least, between, one_of, positive
+
+logger = logging.getLogger(__name__)
 
 # Each key with its range (t2t_lite/hparam.py).
 DECODE_DEFAULTS = {
@@ -160,3 +163,29 @@ def decode_settings(overrides: str, problem: Problem, run: HParams,
             raise HParamsError(f"{source}: {key} changes nothing here ({reason}); "
                                "leave it out")
     return DecodeSettings.from_hparams(chosen, run)
+
+
+def proportioned(settings: DecodeSettings, vocab_size: int, max_length: int) -> DecodeSettings:
+    """``settings`` capped where a request cannot help, each cap said in one warning.
+
+    A beam holds distinct hypotheses, and a step extends each by one of the
+    ``vocab_size`` target ids but PAD: wider than ``vocab_size - 1`` its extra rows
+    hold nothing the first step can fill, while the search's memory grows with it
+    (fairseq caps it the same way). A decode runs for its input's length plus
+    ``extra_length`` tokens; past ``max_length`` extra tokens it is longer than any
+    target the model was trained on (training leaves longer ones out), so a model
+    that has not stopped by then only repeats itself, for steps that cost more each.
+    """
+    changes = {}
+    widest = max(vocab_size - 1, 1)
+    if settings.beam_size > widest:
+        logger.warning("beam_size=%d is wider than the %d target ids a hypothesis can "
+                       "continue with (a vocabulary of %d, PAD never chosen): searching with "
+                       "beam_size=%d", settings.beam_size, widest, vocab_size, widest)
+        changes["beam_size"] = widest
+    if settings.extra_length > max_length:
+        logger.warning("extra_length=%d would decode past any target the model was trained "
+                       "on (max_length=%d): decoding at most the input's length + %d tokens",
+                       settings.extra_length, max_length, max_length)
+        changes["extra_length"] = max_length
+    return dataclasses.replace(settings, **changes) if changes else settings

@@ -33,6 +33,7 @@ from typing import Callable, Iterator
 
 import tensorflow as tf
 
+from t2t_lite import interrupts
 from t2t_lite.errors import op_error_detail
 from t2t_lite.experiment import HPARAMS_FILE
 from t2t_lite.training.checkpoint_state import (INDEX, check_architecture, checkpoint_step,
@@ -155,7 +156,8 @@ class RunCheckpoints:
         ``CheckpointWriteError`` names the last complete checkpoint, which stays.
         """
         try:
-            self._write(step)
+            with interrupts.deferred():  # Ctrl-C waits for the save: never half a checkpoint
+                self._write(step)
         except (tf.errors.OpError, OSError) as error:
             self._remove_incomplete(step)
             detail = op_error_detail(error) if isinstance(error, tf.errors.OpError) else error

@@ -256,8 +256,9 @@ class Trainer:
     def train(self) -> dict[str, float]:
         """Trains to ``options.train_steps``, evaluating and saving on the way.
 
-        Returns the last evaluation's metrics. On KeyboardInterrupt a checkpoint
-        is saved first, so nothing since the last one is lost. The output dir is
+        Returns the last evaluation's metrics. On KeyboardInterrupt (Ctrl-C, and
+        SIGTERM under ``interrupts.handling_signals``) a checkpoint is saved first,
+        so nothing since the last one is lost. The output dir is
         locked meanwhile (``OutputDirLock``): a second trainer there is refused.
         """
         # Missing or corrupt data fails here, before the output dir is touched.
@@ -334,9 +335,9 @@ class Trainer:
                     self._dev_decodes()
                 if time_up or (self.best and self.best.stop):
                     break
-        except KeyboardInterrupt:
-            self.save()
-            logging.info("interrupted: saved step %d to %s", self.step, self.experiment.output_dir)
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (interrupts.Terminated): a preemption
+            if self.checkpoints.saved_step != self.step:
+                self.save()
             raise
         if self.checkpoints.saved_step != self.step:
             self.save()
