@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import signal
+import sys
 import threading
+import time
 from typing import Iterator
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -54,6 +57,25 @@ def _handle(signum: int, _frame) -> None:
     _raise(signum)
 
 
+def _unraisable(hook_args, previous) -> None:
+    """A signal that arrived inside a callback whose exceptions Python ignores (a
+    weakref's, a ``__del__``: TensorFlow's garbage runs them at any moment) would
+    be lost, and the command would go on to the end: it is raised again in the code
+    that runs next (sent again from another thread a moment later: sent from here,
+    it would be raised inside this hook, whose exceptions are ignored too)."""
+    if isinstance(hook_args.exc_value, KeyboardInterrupt) and _state.received:
+        signum, _state.received = _state.received, 0
+        threading.Thread(target=_send_again, args=(signum, threading.main_thread().ident),
+                         daemon=True).start()
+        return
+    previous(hook_args)
+
+
+def _send_again(signum: int, thread_id: int) -> None:
+    time.sleep(0.01)
+    signal.pthread_kill(thread_id, signum)
+
+
 @contextlib.contextmanager
 def handling_signals() -> Iterator[None]:
     """SIGINT and SIGTERM raise as described above for the block (a command's run);
@@ -64,12 +86,15 @@ def handling_signals() -> Iterator[None]:
         yield
         return
     saved, before = _state, [signal.getsignal(signum) for signum in SIGNALS]
+    hook = sys.unraisablehook
     _state = _State()
     for signum in SIGNALS:
         signal.signal(signum, _handle)
+    sys.unraisablehook = functools.partial(_unraisable, previous=hook)
     try:
         yield
     finally:
+        sys.unraisablehook = hook
         for signum, handler in zip(SIGNALS, before):
             signal.signal(signum, handler)
         _state = saved
