@@ -278,6 +278,26 @@ def writing(what: str, flag: str, path: str, left: str = "") -> Iterator[None]:
         raise
 
 
+def generate_data(problem, data_dir: str, tmp_dir: str, options) -> None:
+    """--generate_data's work (t2t-datagen, t2t-trainer --generate_data): refused
+    before it where the disk has not a block for each shard still to write (shards
+    are sized by what the problem generates, known only once written); a full disk
+    or an interrupt in it ends in one line, the files written whole kept."""
+    from t2t_lite.data import data_options
+    from t2t_lite.data.problem import SPLITS
+    with writing(f"while writing the data of {problem.name}", "--data_dir", data_dir,
+                 left="the files written whole are kept and the one being written was "
+                      "removed (it skips what is done)"):
+        shards = [path for split in SPLITS for path in problem.shard_paths(data_dir, split)
+                  if not os.path.exists(path)]
+        if shards:
+            folder, _ = disk_space.free_bytes(data_dir)
+            disk_space.require_free("--data_dir", data_dir,
+                                    len(shards) * os.statvfs(folder).f_frsize,
+                                    f"{len(shards)} shards still to write")
+        data_options.generate(problem, data_dir, tmp_dir, options)
+
+
 def run_main(prog: str, main: Callable[[Sequence[str] | None], int | None],
              argv: Sequence[str] | None = None) -> int:
     """Runs ``main``; a bad-input error becomes one line on stderr and exit 2, and

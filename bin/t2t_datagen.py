@@ -6,7 +6,6 @@ import contextlib
 import os
 from typing import Sequence
 
-from t2t_lite import disk_space
 from t2t_lite.bin import common
 
 
@@ -49,11 +48,7 @@ def generate(argv: Sequence[str] | None) -> int:
         targets = [claims.enter_context(paths.output_file("--eval_files_dir", path,
                                                           new_folder=True))
                    for path in eval_paths]
-        with common.writing(f"while writing the data of {args.problem}", "--data_dir",
-                            args.data_dir, left="the files written whole are kept and the "
-                            "one being written was removed (it skips what is done)"):
-            _require_room(problem, args.data_dir)
-            data_options.generate(problem, args.data_dir, tmp_dir, options)
+        common.generate_data(problem, args.data_dir, tmp_dir, options)
         for path, lines in zip(targets, problem.eval_lines(tmp_dir, args.eval_split)
                                if eval_paths else ()):
             with common.writing("while writing the eval files", "--eval_files_dir", path):
@@ -61,19 +56,6 @@ def generate(argv: Sequence[str] | None) -> int:
     if eval_paths:
         print(f"eval files: {' '.join(eval_paths)}")
     return 0
-
-
-def _require_room(problem, data_dir: str) -> None:
-    """Shards are sized by what the problem generates, known only once written; each
-    shard still to write takes a block of the file system at least."""
-    from t2t_lite.data.problem import SPLITS
-    shards = [path for split in SPLITS for path in problem.shard_paths(data_dir, split)
-              if not os.path.exists(path)]
-    if shards:
-        folder, _ = disk_space.free_bytes(data_dir)
-        disk_space.require_free("--data_dir", data_dir,
-                                len(shards) * os.statvfs(folder).f_frsize,
-                                f"{len(shards)} shards still to write")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

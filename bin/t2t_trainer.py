@@ -217,7 +217,7 @@ def train(argv: Sequence[str] | None) -> int:
         from t2t_lite.data import data_options
         problem = registry.problems[args.problem]()
         tmp_dir = args.tmp_dir or args.data_dir
-        data_options.generate(problem, args.data_dir, tmp_dir, data_options.prepare(
+        common.generate_data(problem, args.data_dir, tmp_dir, data_options.prepare(
             problem, args.data_dir, args.data_options, tmp_dir))
     args.data_dir = paths.input_folder("--data_dir", args.data_dir)
     args.output_dir = paths.run_folder("--output_dir", args.output_dir)
