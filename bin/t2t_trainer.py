@@ -199,6 +199,7 @@ def train(argv: Sequence[str] | None) -> int:
             raise ValueError(f"--{flag} is required")
     from t2t_lite import experiment as experiment_lib
     from t2t_lite import output_paths, registry
+    from t2t_lite.training.checkpoint_state import checkpoints_on_disk
     from t2t_lite.training.distribute import make_strategy, read_tf_config
     from t2t_lite.training.trainer import Trainer
 
@@ -247,8 +248,10 @@ def train(argv: Sequence[str] | None) -> int:
             raise ValueError(f"no checkpoint in {args.output_dir} to evaluate; train first")
         print(json.dumps({"step": trainer.step, **trainer.evaluate()}))
         return 0
-    latest = trainer.checkpoints.latest()
-    if latest:  # each save writes a checkpoint of this size beside the newest
+    # Each save writes a checkpoint of the newest one's size beside it. Read from the
+    # files, not the index: a damaged index is the restore's to name.
+    newest = checkpoints_on_disk(args.output_dir)[-1:]
+    for latest in newest:
         disk_space.require_free("--output_dir", args.output_dir, disk_space.files_size(
             glob.glob(glob.escape(latest) + ".*")), f"a checkpoint (as {latest})")
     with common.writing(f"while training in {args.output_dir}", "--output_dir",
