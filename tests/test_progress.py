@@ -72,45 +72,45 @@ def test_sweep_decode_starts_tensorflow_as_the_commands_do(tmp_path):
         f"sweep_decode.py: error: --source={tmp_path}/none.en: no such file"]
 
 
+def loaded_without_tensorflow(find_modules: str) -> list[str]:
+    """Runs ``find_modules`` (Python that sets ``modules``) in a fresh process, then
+    imports each module in turn; fails naming the first that loads TensorFlow.
+    Returns the modules loaded."""
+    script = (find_modules + "\n"
+              "import importlib, sys\n"
+              "for module in modules:\n"
+              "    importlib.import_module(module)\n"
+              "    if 'tensorflow' in sys.modules:\n"
+              "        sys.exit(f'{module} imports tensorflow when loaded')\n"
+              "print(' '.join(modules))\n")
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300)
+    assert loaded.returncode == 0, loaded.stderr[-2000:]
+    return loaded.stdout.split()
+
+
 def test_no_command_imports_tensorflow_before_its_flags():
     """start_tensorflow keeps TensorFlow's start-up lines quiet only when it is what
     imports TensorFlow; a command whose module imports it on load (t2t-avg-all did)
     printed them all. Every installed t2t-* command, loaded in a fresh process."""
-    script = (
-        "import importlib, sys\n"
+    modules = loaded_without_tensorflow(
         "from importlib.metadata import entry_points\n"
         "modules = sorted({e.value.split(':')[0] for e in entry_points(group='console_scripts')\n"
-        "                  if e.value.startswith('t2t_lite.bin.')})\n"
-        "for module in modules:\n"
-        "    importlib.import_module(module)\n"
-        "    if 'tensorflow' in sys.modules:\n"
-        "        sys.exit(f'{module} imports tensorflow when loaded')\n"
-        "print(len(modules))\n")
-    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            timeout=300)
-    assert loaded.returncode == 0, loaded.stderr[-2000:]
-    assert int(loaded.stdout) >= 8  # every t2t-* command was loaded
+        "                  if e.value.startswith('t2t_lite.bin.')})")
+    assert len(modules) >= 8  # every t2t-* command was loaded
 
 
 def test_no_benchmark_imports_tensorflow_before_its_flags():
     """The same for the benchmark scripts the README and docs tell users to run
     (reverse_main_job.py printed every start-up line): each one that does not import
     TensorFlow on purpose at its top (the timing scripts) loads without it."""
-    folder = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks")
+    folder = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks"))
     scripts = sorted(name[:-3] for name in os.listdir(folder) if name.endswith(".py"))
     on_purpose = [name for name in scripts
                   if "\nimport tensorflow as tf" in open(os.path.join(folder, name + ".py")).read()]
-    script = (
-        "import importlib, sys\n"
-        f"sys.path.insert(0, {os.path.abspath(folder)!r})\n"
-        f"for module in {sorted(set(scripts) - set(on_purpose))!r}:\n"
-        "    importlib.import_module(module)\n"
-        "    if 'tensorflow' in sys.modules:\n"
-        "        sys.exit(f'{module} imports tensorflow when loaded')\n")
-    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            timeout=300)
-    assert loaded.returncode == 0, loaded.stderr[-2000:]
-    assert len(scripts) - len(on_purpose) >= 6
+    modules = loaded_without_tensorflow(f"import sys\nsys.path.insert(0, {folder!r})\n"
+                                        f"modules = {sorted(set(scripts) - set(on_purpose))!r}")
+    assert len(modules) >= 6
 
 
 def test_checkpoints_log_no_tensorflow_info_at_default_verbosity(tmp_path, caplog):
