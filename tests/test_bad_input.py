@@ -10,9 +10,12 @@ import shutil
 import pytest
 import tensorflow as tf
 
-from bad_input_cases import CASES
+import bad_input_cases
+import bad_output_cases
 from cli_helpers import COMMON, USR_DIR, snapshot, train_tiny, with_flags
 from t2t_lite.bin import t2t_avg_all, t2t_datagen, t2t_trainer
+
+CASES = bad_input_cases.CASES + bad_output_cases.CASES
 
 
 @dataclasses.dataclass
