@@ -4,7 +4,6 @@ says. Rows are added here; the tests that run them are in test_bad_input.py."""
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from typing import Any, Callable
 
 from cli_helpers import COMMON, USR_DIR, with_flags
@@ -45,12 +44,6 @@ class Case:
     env: dict[str, str] = dataclasses.field(default_factory=dict)
     # Changes the machine for the case (a monkeypatch's setattr): a full disk.
     machine: Callable[[Any], None] | None = None
-
-
-def full_disk(monkeypatch) -> None:
-    """The file system reports 0 bytes free (t2t_lite/disk_space.py reads it so)."""
-    monkeypatch.setattr(shutil, "disk_usage",
-                        lambda path: shutil._ntuple_diskusage(1 << 30, 1 << 30, 0))
 
 
 # The table's first half: names, flags, ranges; run and file rows are in

@@ -4,8 +4,8 @@ input text, checkpoint state, fine-tuning, paths and runs that move. The rows'
 form and helpers are bad_input_cases.py's; tests/test_bad_input.py runs both."""
 from __future__ import annotations
 
-from bad_input_cases import Case, files_datagen, full_disk, new_run_args, run_dir, train_args
-from cli_helpers import COMMON, USR_DIR
+from bad_input_cases import Case, files_datagen, new_run_args, run_dir, train_args
+from cli_helpers import COMMON, USR_DIR, full_disk
 from t2t_lite.bin import (t2t_attention, t2t_avg_all, t2t_bleu, t2t_datagen, t2t_decoder,
                           t2t_exporter, t2t_parse_eval, t2t_trainer)
 

@@ -109,3 +109,9 @@ def usr_dir_imports() -> Iterator[Callable[[str], None]]:
         for name in set(sys.modules) - loaded_before:
             if name.split(".")[0] in packages:
                 del sys.modules[name]
+
+
+def full_disk(monkeypatch) -> None:
+    """The file system reports 0 bytes free (t2t_lite/disk_space.py reads it so)."""
+    monkeypatch.setattr(shutil, "disk_usage",
+                        lambda path: shutil._ntuple_diskusage(1 << 30, 1 << 30, 0))

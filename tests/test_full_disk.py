@@ -23,7 +23,7 @@ from typing import Any, Callable
 import pytest
 import tensorflow as tf
 
-from cli_helpers import COMMON, USR_DIR, error_of, train_tiny
+from cli_helpers import COMMON, USR_DIR, error_of, full_disk, train_tiny
 from t2t_lite import output_paths
 from t2t_lite.bin import t2t_avg_all, t2t_datagen, t2t_decoder, t2t_exporter, t2t_trainer
 from t2t_lite.data import text_files
@@ -121,12 +121,6 @@ def test_a_full_disk_keeps_the_last_checkpoint(tmp_path, capsys, caplog, monkeyp
 PARTIAL = re.compile(r"\.tmp-|\.partial-|\.old-|\.incomplete$|_temp$|^\.t2t-lite-lock\.|"
                      r"^\.trainer\.lock$")
 FULL = "No space left on device"
-
-
-def no_room(monkeypatch) -> None:
-    """The file system reports 0 bytes free."""
-    monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(
-        1 << 30, 1 << 30, 0))
 
 
 def _fill_after(items, count: int, path: str):
@@ -248,7 +242,7 @@ def check_disk(template, tmp_path, disk: Disk, when: str, amount: int) -> list[s
     with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stderr(err), \
             contextlib.redirect_stdout(io.StringIO()):
         if when == "before":
-            no_room(patch)
+            full_disk(patch)
         else:
             disk.during(patch, amount)
         try:
