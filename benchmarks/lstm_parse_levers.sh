@@ -16,6 +16,7 @@
 #    (benchmarks/learning_curve.py, POINTS of them) beside the loss curve.
 #
 #   bash benchmarks/lstm_parse_levers.sh                       # the sweep
+#   ONLY="uniform_init uniform_warmup" bash benchmarks/lstm_parse_levers.sh
 #   SWEEP=0 CHOSEN=initializer=uniform bash benchmarks/lstm_parse_levers.sh
 #
 # Runs go under ROOT (runs/lstm_levers); each run's own log is ROOT/NAME.log.
@@ -27,6 +28,7 @@ SEEDS=${SEEDS:-"1234 2"}
 SAVE_STEPS=${SAVE_STEPS:-250}
 AVERAGE=${AVERAGE:-5}
 SWEEP=${SWEEP:-1}
+ONLY=${ONLY:-}  # lever names to run, in this order (default: every lever)
 FULL_MINUTES=${FULL_MINUTES:-120}
 POINTS=${POINTS:-6}
 LEXICAL=parsing_english_ptb_sample_lexical_tune
@@ -46,6 +48,17 @@ LEVERS=(
 export MODEL=lstm_seq2seq_attention_luong HPARAMS_SET=lstm_attention_parsing
 export SAVE_STEPS AVERAGE
 mkdir -p "$ROOT"
+if [ -n "$ONLY" ]; then
+  chosen=()
+  for name in $ONLY; do
+    found=""
+    for lever in "${LEVERS[@]}"; do
+      [ "${lever%%|*}" = "$name" ] && chosen+=("$lever") && found=1
+    done
+    [ -n "$found" ] || { echo "no lever $name; the levers: $(printf '%s ' "${LEVERS[@]%%|*}")" >&2; exit 2; }
+  done
+  LEVERS=("${chosen[@]}")
+fi
 
 f1_of() {  # the first EVALB F-measure of a run's log: all sentences
   awk '/Bracketing FMeasure/ {print $4; exit}' "$1"
