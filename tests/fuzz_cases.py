@@ -81,10 +81,15 @@ MADE_FOR = {("transformer", "my_very_small_transformer"),
             ("lstm_seq2seq_attention_luong", "lstm_luong_multi30k"),
             ("lstm_seq2seq", "lstm_seq2seq_multi30k")}
 # --data_options: wrong for the run's problem (it takes none) unless empty; valid, bad and
-# out-of-range ones for translate_files (whose vocabulary cannot fit a tiny corpus).
+# out-of-range ones for translate_files (whose vocabulary cannot fit a tiny corpus) and
+# for parsing_files (trees of one line; labelled closers, XX tags, a form it lacks).
+TREES = "train=files/gold.trees,dev=files/gold.trees"
 DATA_OPTIONS = ["", "vocab_size=3", "vocab_size=0", "nope=1", "train_pairs=files/pairs.tsv",
                 "train_pairs=files/pairs.tsv,dev_pairs=files/pairs.tsv,vocab_size=300",
-                "train_pairs=files/in.txt,dev_pairs=files/in.txt", "train=[1,2]"]
+                "train_pairs=files/in.txt,dev_pairs=files/in.txt", "train=[1,2]",
+                f"{TREES},closers=labelled", f"{TREES},linearization=xx,closers=labelled",
+                f"{TREES},closers=nope", "train=files/in.txt,dev=files/gold.trees"]
+FILES_PROBLEMS = ("translate_files", "parsing_files")  # the problems data options are for
 CHECKPOINTS = ["run/ckpt-4", "run/ckpt-99", "truncated_run/ckpt-4", "files/notes.txt",
                "run", "copy_run/ckpt-2", ""]
 # What t2t-trainer --warm_start_from may start a new run from: a run, an average, one
@@ -205,7 +210,7 @@ COMMANDS = [
         "--data_dir": FOLDERS, "--tmp_dir": FOLDERS,
         # Fewer folders than FOLDERS, so that a user's folder is drawn often.
         "--eval_files_dir": ["new_dir", "user_folder", "run", "data", "files/notes.txt", ""],
-        "--problem": ["tiny_reverse_binary", "translate_files", "nope", ""],
+        "--problem": ["tiny_reverse_binary", *FILES_PROBLEMS, "nope", ""],
         "--eval_split": ["dev", "val", ""], "--data_options": DATA_OPTIONS},
         ["--problem=tiny_reverse_binary", f"--t2t_usr_dir={USR_DIR}", "--data_dir={data}",
          "--eval_files_dir={new_dir}"],
@@ -276,7 +281,7 @@ def _refused_combinations(name: str, drawn: dict[str, str]) -> list[str]:
             if flag in drawn and metric is None:
                 refused.append(f"{flag} without --best_checkpoint_metric")
     if drawn.get("--data_options") and (name == "t2t-trainer" or drawn.get(
-            "--problem", "tiny_reverse_binary") != "translate_files"):
+            "--problem", "tiny_reverse_binary") not in FILES_PROBLEMS):
         refused.append("--data_options where they do nothing")  # no --generate_data, or
         # a problem that takes none
     if name == "t2t-exporter" and set(_pairs(drawn.get("--decode_hparams", ""))) & EXPORT_UNUSED:
