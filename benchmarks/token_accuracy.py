@@ -15,6 +15,14 @@ A parser's rows also give the accuracy of the decision its constrained decoding
 takes: there a word slot may hold only the next input word, scored with the
 model's whole word mass, so what counts is whether the model puts more mass on
 "a word now" than on any one bracket, not which word it would spell.
+
+For a parser with attention, a last table says whether the attention aligns:
+the k-th word slot of a tree (a word, or XX) belongs to the k-th input word, so
+for each layer (its heads' mean) and for the best single head it gives the share
+of word slots whose strongest attention is on their own input word, and the mean
+weight there (1/S for a uniform attention; sentences whose slots and words differ
+in number are left out). A model that copies words from its encoder's last state
+while its attention looks elsewhere scores low here and high on the words above.
 """
 from __future__ import annotations
 
@@ -24,7 +32,7 @@ import sys
 import numpy as np
 
 from t2t_lite.bin import common, trained_run
-from t2t_lite.contracts.reserved_ids import PAD_ID
+from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 
 
 WORD_KIND = "word or other"
@@ -53,6 +61,50 @@ def word_mass_decisions(logits: np.ndarray, targets: np.ndarray,
     return best == np.where(is_word[targets], -1, targets)
 
 
+class WordAlignment:
+    """Sums, per (layer, head) and per layer's mean of heads, of the attention that
+    each word slot puts on its own input word: argmax hits and weight."""
+
+    def __init__(self) -> None:
+        self.slots = 0
+        self.head_hits = self.head_weight = self.layer_hits = self.layer_weight = 0.0
+
+    def add(self, weights: np.ndarray, inputs: np.ndarray, targets: np.ndarray,
+            is_word: np.ndarray) -> None:
+        """weights [B, layers, heads, T, S] (sources in input order); inputs [B, S] and
+        targets [B, T] ids; is_word [vocab] bool: the slots of the target."""
+        layer_mean = weights.mean(axis=2, keepdims=True)
+        for b in range(len(inputs)):
+            words = np.flatnonzero((inputs[b] != PAD_ID) & (inputs[b] != EOS_ID))
+            slots = np.flatnonzero((targets[b] != PAD_ID) & (targets[b] != EOS_ID)
+                                   & is_word[targets[b]])
+            if len(words) != len(slots) or not len(slots):
+                continue
+            for both, name in ((weights[b], "head"), (layer_mean[b], "layer")):
+                over_slots = both[:, :, slots, :]  # [layers, heads, slots, S]
+                own = over_slots[:, :, np.arange(len(slots)), words]
+                hits = (over_slots.argmax(axis=-1) == words).sum(axis=-1)
+                setattr(self, f"{name}_hits", getattr(self, f"{name}_hits") + hits)
+                setattr(self, f"{name}_weight", getattr(self, f"{name}_weight") + own.sum(-1))
+            self.slots += len(slots)
+
+    def rows(self) -> list[list[str]]:
+        """[what, share of slots whose strongest attention is on their word, mean weight
+        there]: each layer's mean of heads, then the best head (if more than one)."""
+        if not self.slots:
+            return []
+        rows = [[f"layer {layer} (mean of heads)", f"{hits / self.slots:.1%}",
+                 f"{weight / self.slots:.3f}"]
+                for layer, (hits, weight) in enumerate(zip(self.layer_hits[:, 0],
+                                                           self.layer_weight[:, 0]))]
+        if self.head_hits.shape[1] > 1:
+            layer, head = np.unravel_index(np.argmax(self.head_hits), self.head_hits.shape)
+            rows.append([f"best head: layer {layer}, head {head}",
+                         f"{self.head_hits[layer, head] / self.slots:.1%}",
+                         f"{self.head_weight[layer, head] / self.slots:.3f}"])
+        return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = common.CommandParser(description=__doc__.split("\n")[0])
     common.add_registry_flags(parser)  # --output_dir: a training or averaged folder
@@ -60,6 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     # The heavy imports wait until the flags are read (TensorFlow starts quietly).
     from t2t_lite.data.pipeline import batch_examples
+    from t2t_lite.models.base import NoAttentionError
     from t2t_lite.training.checkpoints import restore_model
 
     if trained_run.start(args):
@@ -79,6 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     is_word = np.array([kind == WORD_KIND for kind in kinds])
     right, decided, total = (collections.Counter() for _ in range(3))
     nats: collections.Counter = collections.Counter()
+    alignment, aligns = WordAlignment(), is_parser
     for batch in batches:
         logits = model(batch, training=False).numpy()
         targets = batch["targets"].numpy()
@@ -92,6 +146,13 @@ def main(argv: list[str] | None = None) -> None:
             right[kind] += int(hit)
             decided[kind] += int(decision)
             nats[kind] += float(loss)
+        if aligns:
+            try:
+                weights = model.attention_weights(batch)["encoder_decoder"].numpy()
+            except NoAttentionError:
+                aligns = False  # no attention to align: the table is left out
+            else:
+                alignment.add(weights, batch["inputs"].numpy(), targets, is_word)
     count = sum(total.values())
     columns = ["token kind (" + args.split + ")", "tokens", "share", "teacher-forced accuracy",
                "teacher-forced loss"]
@@ -108,6 +169,12 @@ def main(argv: list[str] | None = None) -> None:
         if is_parser:
             cells.append(f"{decisions / tokens:.1%}")
         print("| " + " | ".join(cells) + " |")
+    if alignment.rows():
+        print(f"\n| encoder-decoder attention ({alignment.slots:,} word slots) | "
+              "strongest on its own input word | mean weight on it |")
+        print("| --- | --- | --- |")
+        for row in alignment.rows():
+            print("| " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":
