@@ -8,7 +8,8 @@
 #    averaged, the slice's dev decoded with the problem's settings (beam 21,
 #    alpha 0.3, constrained) and scored with EVALB; then the teacher-forced
 #    accuracy and loss by kind of token (benchmarks/token_accuracy.py: words,
-#    opening and closing brackets). Prints one line per run at the end.
+#    opening and closing brackets) and whether the attention aligns (the share of
+#    word slots attending their own input word). Prints one line per run at the end.
 # 2. With CHOSEN set (the hparams of the recipe the sweep picked, and
 #    CHOSEN_PROBLEM, default parsing_english_ptb_sample_lexical), trains it on
 #    the full training range (wsj_0001-0159) for FULL_MINUTES (120), scores dev
@@ -42,6 +43,7 @@ LEVERS=(
   "uniform_warmup|$LEXICAL|$UNIFORM,learning_rate_schedule=linear_warmup,learning_rate_warmup_steps=500"
   "uniform_sgd_sentences|$LEXICAL|$UNIFORM,optimizer=sgd,learning_rate=1.0,loss_normalizer=sentences,label_smoothing=0.0"
   "uniform_xla|$LEXICAL|$UNIFORM,xla=true"
+  "uniform_general_score|$LEXICAL|$UNIFORM,attention_score=general"
   "uniform_xx|parsing_english_ptb_sample_tune|$UNIFORM"
   "uniform_xx_labelled_closers|parsing_english_ptb_sample_labelled_tune|$UNIFORM"
 )
@@ -75,8 +77,8 @@ if [ "$SWEEP" = 1 ]; then
         > "$run.tokens" 2>&1
     done
   done
-  echo "| lever | seed | steps/s (last log line) | slice F1 | tokens: kind, accuracy, loss |"
-  echo "| --- | --- | --- | --- | --- |"
+  echo "| lever | seed | steps/s (last log line) | slice F1 | tokens: kind, accuracy, loss | word slots attending their word |"
+  echo "| --- | --- | --- | --- | --- | --- |"
   for lever in "${LEVERS[@]}"; do
     IFS='|' read -r name _ _ <<< "$lever"
     for seed in $SEEDS; do
@@ -84,7 +86,8 @@ if [ "$SWEEP" = 1 ]; then
       rate=$(grep -o '[0-9.]* steps/s' "$run.log" | tail -1)
       kinds=$(awk -F'|' '/^\| (word|opening|closing|all)/ {printf "%s %s %s; ", $2, $5, $6}' \
         "$run.tokens")
-      echo "| $name | $seed | $rate | $(f1_of "$run.log") | $kinds |"
+      aligned=$(awk -F'|' '/^\| layer [0-9]+ \(mean/ {v = $3} END {print v}' "$run.tokens")
+      echo "| $name | $seed | $rate | $(f1_of "$run.log") | $kinds | $aligned |"
     done
   done
 fi
