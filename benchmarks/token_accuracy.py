@@ -19,11 +19,11 @@ model's whole word mass, so what counts is whether the model puts more mass on
 For a parser with attention, a last table says whether the attention aligns:
 the k-th word slot of a tree (a word, or XX) belongs to the k-th input word, so
 for each layer (its heads' mean) and for the best single head it gives the share
-of word slots whose strongest attention is on their own input word, the share
-with it on that word or a neighbour (a one-directional encoder's state of the
-word before or after can hold the word), and the mean weight on the word (1/S
-for a uniform attention; sentences whose slots and words differ in number are
-left out). A model that copies words from its encoder's last state
+of word slots whose strongest attention is on their own input word, on the word
+before it and on the word after it (a one-directional encoder's state of a
+neighbour can hold the word: over a reversed source, the state of the word
+before has just read it), and the mean weight on the word (1/S for a uniform
+attention; sentences whose slots and words differ in number are left out). A model that copies words from its encoder's last state
 while its attention looks elsewhere scores low here and high on the words above.
 """
 from __future__ import annotations
@@ -65,13 +65,13 @@ def word_mass_decisions(logits: np.ndarray, targets: np.ndarray,
 
 class WordAlignment:
     """Sums, per (layer, head) and per layer's mean of heads, of the attention that
-    each word slot puts on its own input word: argmax hits (on the word, and within
-    one word of it) and weight."""
+    each word slot puts on its own input word: argmax hits (on the word, the word
+    before and the word after) and weight."""
 
     def __init__(self) -> None:
         self.slots = 0
         self.sums = {f"{of}_{what}": 0.0 for of in ("head", "layer")
-                     for what in ("hits", "near", "weight")}
+                     for what in ("hits", "before", "after", "weight")}
 
     def add(self, weights: np.ndarray, inputs: np.ndarray, targets: np.ndarray,
             is_word: np.ndarray) -> None:
@@ -88,21 +88,22 @@ class WordAlignment:
                 over_slots = both[:, :, slots, :]  # [layers, heads, slots, S]
                 strongest = over_slots.argmax(axis=-1)
                 self.sums[f"{name}_hits"] += (strongest == words).sum(axis=-1)
-                self.sums[f"{name}_near"] += (abs(strongest - words) <= 1).sum(axis=-1)
+                self.sums[f"{name}_before"] += (strongest == words - 1).sum(axis=-1)
+                self.sums[f"{name}_after"] += (strongest == words + 1).sum(axis=-1)
                 self.sums[f"{name}_weight"] += over_slots[:, :, np.arange(len(slots)),
                                                           words].sum(axis=-1)
             self.slots += len(slots)
 
     def rows(self) -> list[list[str]]:
-        """[what, share of slots whose strongest attention is on their word, share
-        within one word of it, mean weight on it]: each layer's mean of heads, then
+        """[what, share of slots whose strongest attention is on their word, on the
+        word before, on the word after, mean weight on the word]: each layer's mean of heads, then
         the best head (if there are more than one)."""
         if not self.slots:
             return []
 
         def row(what: str, of: str, at: tuple[int, int]) -> list[str]:
             return [what, *(f"{self.sums[f'{of}_{kind}'][at] / self.slots:.1%}"
-                            for kind in ("hits", "near")),
+                            for kind in ("hits", "before", "after")),
                     f"{self.sums[f'{of}_weight'][at] / self.slots:.3f}"]
         layers = len(self.sums["layer_hits"])
         rows = [row(f"layer {layer} (mean of heads)", "layer", (layer, 0))
@@ -180,8 +181,9 @@ def main(argv: list[str] | None = None) -> None:
         print("| " + " | ".join(cells) + " |")
     if alignment.rows():
         print(f"\n| encoder-decoder attention ({alignment.slots:,} word slots) | "
-              "strongest on its own input word | on it or a neighbour | mean weight on it |")
-        print("| --- | --- | --- | --- |")
+              "strongest on its own input word | on the word before | on the word after | "
+              "mean weight on its own |")
+        print("| --- | --- | --- | --- | --- |")
         for row in alignment.rows():
             print("| " + " | ".join(row) + " |")
 

@@ -32,9 +32,10 @@ def test_a_head_that_reads_each_slots_own_word_scores_all_of_them():
     alignment.add(weights, INPUTS, TARGETS, IS_WORD)
     # The second sentence has one slot for two words: not counted.
     assert alignment.slots == 3
-    assert alignment.rows() == [["layer 0 (mean of heads)", "100.0%", "100.0%", "0.600"],
-                                ["layer 1 (mean of heads)", "0.0%", "33.3%", "0.200"],
-                                ["best head: layer 0, head 1", "100.0%", "100.0%", "1.000"]]
+    assert alignment.rows() == [
+        ["layer 0 (mean of heads)", "100.0%", "0.0%", "0.0%", "0.600"],
+        ["layer 1 (mean of heads)", "0.0%", "0.0%", "33.3%", "0.200"],  # word 2's "after"
+        ["best head: layer 0, head 1", "100.0%", "0.0%", "0.0%", "1.000"]]
 
 
 def test_one_head_is_one_row_and_nothing_counted_is_no_table():
@@ -44,5 +45,12 @@ def test_one_head_is_one_row_and_nothing_counted_is_no_table():
     assert alignment.rows() == []
     weights[0, 0, 0, :, 4] = 1.0  # everything on the last position: no word's
     alignment.add(weights[:1], INPUTS[:1], TARGETS[:1], IS_WORD)
-    assert alignment.rows() == [["layer 0 (mean of heads)", "0.0%", "0.0%", "0.200"]]
+    assert alignment.rows() == [["layer 0 (mean of heads)", "0.0%", "0.0%", "0.0%", "0.200"]]
+
+    weights[0, 0, 0] = 0.0
+    for slot, word in ((1, 0), (2, 1), (4, 2)):  # each slot on the word before its own
+        weights[0, 0, 0, slot, max(word - 1, 0)] = 1.0
+    shifted = token_accuracy.WordAlignment()
+    shifted.add(weights[:1], INPUTS[:1], TARGETS[:1], IS_WORD)
+    assert shifted.rows() == [["layer 0 (mean of heads)", "33.3%", "66.7%", "0.0%", "0.333"]]
     assert alignment.slots == 3
