@@ -226,7 +226,10 @@ def lstm_attention_parsing() -> HParams:
     the encoder's top states to about 1e-3 and the attention's gradients below
     Adam's epsilon, and the attention stays uniform (issue 60; on the tuning
     slice at step 100: 21.07 F1 against 0.21, docs/RESULTS.md).
-    The rows measured before then ran with ``initializer=keras``."""
+    The rows measured before then ran with ``initializer=keras``. With
+    ``shared_embedding=true,shared_embedding_and_softmax_weights=true,
+    scheduled_sampling_prob=0.5,scheduled_sampling_warmup_steps=1500`` two hours
+    give 78.7 dev F1, level with the Transformer's single models."""
     hparams = _on_a_cpu(lstm_luong_global_general())
     hparams.num_encoder_layers = 3
     hparams.num_decoder_layers = 3
