@@ -103,6 +103,27 @@ def test_a_signal_becomes_one_line_and_the_shells_exit_status(capsys):
                        "nothing is lost; run it again"]
 
 
+def test_a_signal_among_the_shard_renames_waits_until_every_shard_is_renamed(tmp_path,
+                                                                           monkeypatch):
+    """t2t-datagen interrupted between two shards' renames left the rest as
+    .incomplete (the interrupt draws found it on a loaded machine, seed 61)."""
+    from t2t_lite.data import tfrecords
+    paths = [str(tmp_path / f"x-train-0000{i}-of-00004") for i in range(4)]
+    renamed, replace = [], os.replace
+
+    def replace_then_signal(source, target):
+        replace(source, target)
+        renamed.append(target)
+        if len(renamed) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+    monkeypatch.setattr(tfrecords.os, "replace", replace_then_signal)
+    with interrupts.handling_signals(), pytest.raises(KeyboardInterrupt):
+        tfrecords.write_shards([{"inputs": [2], "targets": [3]}] * 8, paths)
+    assert renamed == paths
+    assert sorted(os.listdir(tmp_path)) == [os.path.basename(path) for path in paths]
+
+
 def test_a_signal_inside_deferred_waits_for_its_end_and_a_second_is_ignored(capsys):
     events = []
 

@@ -17,6 +17,7 @@ from typing import Iterable, Mapping, Sequence
 
 import tensorflow as tf
 
+from t2t_lite import interrupts
 from t2t_lite.errors import op_error_detail
 from t2t_lite.progress import progress
 
@@ -60,9 +61,11 @@ def write_shards(examples: Iterable[Mapping[str, Sequence[int]]], paths: Sequenc
     """
     label = os.path.basename(paths[0]).rsplit("-", 3)[0]  # "{name}-{split}"
     temp_paths = [path + _INCOMPLETE_SUFFIX for path in paths]
-    writers = [tf.io.TFRecordWriter(path) for path in temp_paths]
+    writers: list[tf.io.TFRecordWriter] = []
     count = 0
     try:
+        for path in temp_paths:  # inside: a signal among the openings leaves none behind
+            writers.append(tf.io.TFRecordWriter(path))
         for count, example in enumerate(progress(examples, f"writing {label}", unit="examples"),
                                         start=1):
             writers[(count - 1) % len(writers)].write(_serialize(example))
@@ -76,8 +79,9 @@ def write_shards(examples: Iterable[Mapping[str, Sequence[int]]], paths: Sequenc
             if os.path.exists(path):
                 os.remove(path)
         raise
-    for temp_path, path in zip(temp_paths, paths):
-        os.replace(temp_path, path)
+    with interrupts.deferred():  # every shard renamed, or none: a signal waits for the end
+        for temp_path, path in zip(temp_paths, paths):
+            os.replace(temp_path, path)
     logger.info("%s: wrote %d examples to %d shards", label, count, len(paths))
     return count
 
