@@ -179,12 +179,13 @@ def main(argv: list[str] | None = None) -> None:
         if is_parser:
             cells.append(f"{decisions / tokens:.1%}")
         print("| " + " | ".join(cells) + " |")
-    if alignment.rows():
+    aligned = alignment.rows()
+    if aligned:
         print(f"\n| encoder-decoder attention ({alignment.slots:,} word slots) | "
               "strongest on its own input word | on the word before | on the word after | "
               "mean weight on its own |")
         print("| --- | --- | --- | --- | --- |")
-        for row in alignment.rows():
+        for row in aligned:
             print("| " + " | ".join(row) + " |")
 
 
