@@ -30,15 +30,16 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import shutil
 from typing import Callable, Iterator
 
-MANIFEST = ".t2t-lite-outputs.json"
+from t2t_lite.output_manifest import (LOCK_PREFIX, files_below, folder_details, folder_writer,
+                                     own_file, own_folder, record_file, record_folder,
+                                     record_started)
+
 TRAINER_LOCK = ".trainer.lock"  # training/output_lock.py's, in a run folder
 RUN_MARKERS = ("hparams.json", "checkpoint")
-_LOCK_PREFIX = ".t2t-lite-lock."
 
 
 class OutputPathError(ValueError):
@@ -117,81 +118,6 @@ def _inside(path: str, folder: str) -> bool:
 def _first_few(names: list[str]) -> str:
     """The first three names of a folder's files, for an error message."""
     return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
-
-
-def _stamp(path: str) -> list[int]:
-    stat = os.stat(path)
-    return [stat.st_size, stat.st_mtime_ns]
-
-
-def _read_manifest(folder: str) -> dict[str, dict]:
-    try:
-        with open(os.path.join(folder, MANIFEST), encoding="utf-8") as f:
-            manifest = json.load(f)
-        return manifest if isinstance(manifest, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def _write_manifest(folder: str, manifest: dict[str, dict]) -> None:
-    path = os.path.join(folder, MANIFEST)
-    temporary = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(temporary, "w", encoding="utf-8") as f:
-            json.dump(manifest, f, indent=1, sort_keys=True)
-        os.replace(temporary, path)
-    finally:  # a full disk leaves no temporary record behind
-        with contextlib.suppress(OSError):
-            os.remove(temporary)
-
-
-def _files_below(folder: str) -> list[str]:
-    """Every file below ``folder`` (relative), the manifest and locks left out."""
-    found = []
-    for root, _, names in os.walk(folder):
-        for name in names:
-            if name != MANIFEST and not name.startswith(_LOCK_PREFIX):
-                found.append(os.path.relpath(os.path.join(root, name), folder))
-    return sorted(found)
-
-
-def own_file(path: str, command: str) -> bool:
-    """``path`` was written by ``command`` and is unchanged since."""
-    entry = _read_manifest(os.path.dirname(real(path))).get(os.path.basename(path))
-    return bool(entry) and entry.get("command") == command and os.path.isfile(path) \
-        and entry.get("stamp") == _stamp(path)
-
-
-def own_folder(folder: str, command: str) -> bool:
-    """Every file in ``folder`` was written by ``command`` and is unchanged since."""
-    entry = _read_manifest(folder).get(".")
-    if not entry or entry.get("command") != command:
-        return False
-    files = _files_below(folder)
-    return files == sorted(entry.get("files", {})) and all(
-        entry["files"][name] == _stamp(os.path.join(folder, name)) for name in files)
-
-
-def record_file(path: str, command: str) -> None:
-    """Notes ``path`` as ``command``'s own output (so a re-run may replace it)."""
-    folder = os.path.dirname(real(path))
-    manifest = _read_manifest(folder)
-    manifest[os.path.basename(path)] = {"command": command, "stamp": _stamp(path)}
-    _write_manifest(folder, manifest)
-
-
-def record_folder(folder: str, command: str, **details: str) -> None:
-    """Notes every file in ``folder`` as ``command``'s own output."""
-    manifest = _read_manifest(folder)
-    manifest["."] = {"command": command, **details, "files": {
-        name: _stamp(os.path.join(folder, name)) for name in _files_below(folder)}}
-    _write_manifest(folder, manifest)
-
-
-def folder_details(folder: str) -> dict:
-    """What ``record_folder`` noted besides the files (e.g. what was averaged)."""
-    return {key: value for key, value in _read_manifest(folder).get(".", {}).items()
-            if key not in ("command", "files")}
 
 
 @contextlib.contextmanager
@@ -335,7 +261,7 @@ class Paths:
                                   "choose a new name")
         if os.path.exists(parent) and not os.access(parent, os.W_OK):
             raise OutputPathError(f"{flag}={shown}: {parent} is not writable")
-        lock = os.path.join(parent, _LOCK_PREFIX + os.path.basename(target))
+        lock = os.path.join(parent, LOCK_PREFIX + os.path.basename(target))
         with _lock(lock, f"{flag}={path}"):
             yield target
             if os.path.isfile(target):  # the block may have had nothing to write
@@ -360,7 +286,7 @@ class Paths:
             raise OutputPathError(f"{flag}={path} is a file; give a folder")
         own = (replaces_own and os.path.isdir(target) and own_folder(target, self.command)
                and folder_details(target) == details)
-        names = _files_below(target) if os.path.isdir(target) else []
+        names = files_below(target) if os.path.isdir(target) else []
         if names and not own:
             raise OutputPathError(
                 f"{flag}={path} holds files {self.command} did not write, or another "
@@ -374,7 +300,7 @@ class Paths:
         parent, name = os.path.split(target)
         os.makedirs(parent, exist_ok=True)
         staging = os.path.join(parent, f".{name}.partial-{os.getpid()}")
-        with _lock(os.path.join(parent, _LOCK_PREFIX + name), f"{flag}={path}"):
+        with _lock(os.path.join(parent, LOCK_PREFIX + name), f"{flag}={path}"):
             try:
                 os.makedirs(staging)
                 yield staging
@@ -414,9 +340,9 @@ class Paths:
         # A trainer killed right after taking its lock leaves the lock file alone.
         if not os.path.isdir(path) or not set(os.listdir(path)) - {TRAINER_LOCK}:
             return as_the_os_sees(path)
-        entry = _read_manifest(path).get(".")
-        if entry:
-            raise OutputPathError(f"{flag}={path} holds the output of {entry['command']}, "
+        writer = folder_writer(path)
+        if writer:
+            raise OutputPathError(f"{flag}={path} holds the output of {writer}, "
                                   "not a training run; give the run's own folder or a new one")
         if not os.path.isfile(os.path.join(path, "hparams.json")):
             names = sorted(os.listdir(path))
@@ -430,9 +356,8 @@ class Paths:
         new, empty, or one this command started (noted in its manifest), which it then
         resumes. A user's folder of other files, or a run folder, is refused."""
         self.shared_folder(flag, path)
-        entry = _read_manifest(path).get(".") if os.path.isdir(path) else None
-        started = bool(entry) and entry.get("command") == self.command
-        names = _files_below(path) if os.path.isdir(path) else []
+        started = os.path.isdir(path) and folder_writer(path) == self.command
+        names = files_below(path) if os.path.isdir(path) else []
         if names and not started:
             raise OutputPathError(
                 f"{flag}={path} holds files {self.command} did not start "
@@ -440,7 +365,5 @@ class Paths:
                 "give a new or empty folder, or the folder of an earlier run of it to resume")
         os.makedirs(path, exist_ok=True)
         if not started:  # new or empty: this command's from now on
-            manifest = _read_manifest(path)
-            manifest["."] = {"command": self.command, "resumable": True}
-            _write_manifest(path, manifest)
+            record_started(path, self.command)
         return path

@@ -24,7 +24,7 @@ import pytest
 import tensorflow as tf
 
 from cli_helpers import COMMON, USR_DIR, error_of, full_disk, train_tiny
-from t2t_lite import output_paths
+from t2t_lite import output_manifest
 from t2t_lite.bin import t2t_avg_all, t2t_datagen, t2t_decoder, t2t_exporter, t2t_trainer
 from t2t_lite.data import text_files
 from t2t_lite.decoding import decoder
@@ -221,7 +221,7 @@ def disk_template(tmp_path_factory):
     (root / "in.txt").write_text("0 1 1\n1 0\n1 1 1 0\n" * 4)
     (root / "out").mkdir()
     (root / "out" / "out.txt").write_text("an earlier decode\n")
-    output_paths.record_file(str(root / "out" / "out.txt"), "t2t-decoder")
+    output_manifest.record_file(str(root / "out" / "out.txt"), "t2t-decoder")
     return root
 
 

@@ -52,7 +52,7 @@ from fuzz_cases import (CHECKPOINTS, COMMANDS, DECODE_KEYS, DECODE_VALUES, FOLDE
                         OUTPUTS, RUN_ARGS, Command, given_twice, must_refuse, path_family,
                         resolve_links)
 from t2t_lite.bin import t2t_attention, t2t_avg_all, t2t_datagen, t2t_decoder, t2t_trainer
-from t2t_lite.output_paths import MANIFEST
+from t2t_lite.output_manifest import MANIFEST
 
 
 def _hparams_string(draw, keys: list[str], values: list[str]) -> str:

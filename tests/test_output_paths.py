@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from t2t_lite.output_paths import OutputPathError, Paths, own_file
+from t2t_lite.output_manifest import own_file
+from t2t_lite.output_paths import OutputPathError, Paths
 
 
 def write(path, text="x\n"):
