@@ -86,8 +86,9 @@ class FlagParser(argparse.ArgumentParser):
         twice with different values: argparse would keep the last value and drop the
         first without a word (``--hparams=a=1 --hparams=b=2`` trains without a=1;
         ``--translation`` twice scores the second file). The same value twice, or a
-        flag of no value twice, is harmless and passes. Returns each given flag's
-        (name as typed, value) pairs by destination."""
+        flag of no value twice, is harmless and passes, as does a flag meant to be
+        repeated (``action="append"``). Returns each given flag's (name as typed,
+        value) pairs by destination."""
         values: dict[str, list[tuple[str, str]]] = {}
         for index, token in enumerate(args):
             if token == "--":
@@ -100,7 +101,7 @@ class FlagParser(argparse.ArgumentParser):
                 close = difflib.get_close_matches(name, self._option_string_actions, n=1)
                 self.error(f"unrecognized arguments: {token}"
                            + (f" (did you mean {close[0]}?)" if close else ""))
-            if isinstance(action, _Refused):
+            if isinstance(action, (_Refused, argparse._AppendAction)):
                 continue
             if not has_value and action.nargs != 0:
                 value = args[index + 1] if index + 1 < len(args) else ""

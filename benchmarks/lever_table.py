@@ -1,0 +1,202 @@
+"""The lever table: which change to a recipe beats the seed spread, on the split that
+chooses settings (Multi30k's val, the treebank's tuning slice), never on test.
+
+    python benchmarks/lever_table.py --task=multi30k_ende --root=runs/levers_ende \\
+        --seeds=1234,2 --train_steps=4000 \\
+        --lever=baseline= \\
+        --lever=relative@transformer_relative_multi30k_tiny= \\
+        --lever=dropout_0.2=layer_prepostprocess_dropout=0.2
+
+A lever is ``NAME[@HPARAMS_SET]=HPARAMS``: overrides of the task's hparams set (or of
+HPARAMS_SET), as ``t2t-trainer --hparams`` reads them; the first lever is the
+baseline the others are compared with. Each lever is trained once a seed by
+``benchmarks/train_and_score.sh`` (``--train_steps`` or ``--minutes``, whichever
+comes first; the last checkpoints averaged; the task's split decoded with the
+decode settings earlier runs chose on it) into ``ROOT/NAME_seedSEED``, its log
+``ROOT/NAME_seedSEED.log``. A run whose log ends with its score is read, not
+trained again: an interrupted sweep picks up where it stopped, and seeds or levers
+can be added to a finished one.
+
+The table gives each lever's scores, their mean and spread (max - min), and its
+mean's difference from the baseline's. A lever "beats the spread" when that
+difference is larger than both its own spread and the baseline's.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import re
+import subprocess
+import sys
+from typing import Callable, Sequence
+
+from sweep_decode import headline
+
+from t2t_lite.bin import common
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """What train_and_score.sh needs for one task, and the report line that scores it."""
+    problem: str
+    hparams_set: str
+    raw_dir: str
+    decode: str  # decode hparams chosen on this split by earlier runs
+    score_line: str  # the start of the report line whose first figure is the score
+    train_steps: int
+    save_steps: int
+    average: int
+
+
+MULTI30K_DECODE = "beam_size=4,alpha=1.0,batch_size=64"  # docs/RESULTS.md, chosen on val
+TASKS = {
+    "multi30k_ende": Task("translate_ende_multi30k", "transformer_multi30k_tiny",
+                          "../shared/data/multi30k", MULTI30K_DECODE,
+                          "tokenized BLEU (lowercased)", 4000, 200, 10),
+    "multi30k_enfr": Task("translate_enfr_multi30k", "transformer_multi30k_tiny",
+                          "../shared/data/multi30k", MULTI30K_DECODE,
+                          "tokenized BLEU (lowercased)", 4000, 200, 10),
+    # The slice's recipe: 4,600 steps, the last 10 checkpoints, beam 10, alpha 2.0.
+    "parsing_slice": Task("parsing_english_ptb_sample_lexical_tune", "transformer_parsing_sample",
+                          "../shared/data/ptb_sample", "beam_size=10,alpha=2.0,batch_size=32",
+                          "F1 ", 4600, 200, 10),
+}
+LEVER = re.compile(r"(?P<name>[\w.+-]+)(@(?P<hparams_set>\w+))?=(?P<hparams>.*)")
+DONE = re.compile(r"^training: (\d+) min; everything: \d+ min$", re.MULTILINE)
+
+
+@dataclasses.dataclass(frozen=True)
+class Lever:
+    name: str
+    hparams_set: str  # "" = the task's
+    hparams: str
+
+
+def lever(text: str) -> Lever:
+    """An argparse ``type``: NAME[@HPARAMS_SET]=HPARAMS."""
+    match = LEVER.fullmatch(text)
+    if not match:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not NAME[@HPARAMS_SET]=HPARAMS (a name of letters, digits, "
+            "'.', '+', '-' or '_'; HPARAMS may be empty: the set as it is)")
+    return Lever(match["name"], match["hparams_set"] or "", match["hparams"])
+
+
+def seed_list(text: str) -> list[int]:
+    try:
+        seeds = [int(seed) for seed in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of seeds")
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"{text!r} names a seed twice")
+    return seeds
+
+
+def finished(log_path: str, score_line: str) -> tuple[float, int] | None:
+    """(score, training minutes) of a run whose log ends with its score, else None."""
+    if not os.path.exists(log_path):
+        return None
+    with open(log_path, encoding="utf-8", errors="replace") as log:
+        text = log.read()
+    done = DONE.search(text)
+    if not done:
+        return None
+    # The last report before the end: a resumed run's log holds its earlier attempts.
+    report = text[:done.start()].splitlines()[::-1]
+    return headline(report, score_line), int(done.group(1))
+
+
+def train_and_score(task: Task, lever_: Lever, seed: int, run_dir: str, log_path: str,
+                    train_steps: int, minutes: int) -> None:
+    """One run of benchmarks/train_and_score.sh, its output in ``log_path``."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_and_score.sh")
+    env = dict(os.environ, PROBLEM=task.problem, HPARAMS_SET=lever_.hparams_set or task.hparams_set,
+               HPARAMS=lever_.hparams, RAW_DIR=task.raw_dir, EVAL_SPLIT="dev",
+               DECODE=task.decode, SEED=str(seed), ROOT=run_dir, TRAIN_STEPS=str(train_steps),
+               MINUTES=str(minutes), SAVE_STEPS=str(task.save_steps), AVERAGE=str(task.average))
+    with open(log_path, "a", encoding="utf-8") as log:
+        status = subprocess.run(["bash", script], env=env, stdout=log,
+                                stderr=subprocess.STDOUT).returncode
+    if status:
+        raise SystemExit(f"{log_path}: the run stopped with status {status}; its log says "
+                         "why, and running this command again resumes it")
+
+
+def spread(scores: list[float]) -> float:
+    return max(scores) - min(scores)
+
+
+def table(levers: list[Lever], scores: dict[str, dict[int, float]],
+          minutes: dict[str, list[int]]) -> list[str]:
+    """The Markdown rows: one a lever, the first the baseline."""
+    rows = ["| lever | hparams | seeds | scores | mean | spread | minutes a run "
+            "| vs the first | beats the spread |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    base = list(scores[levers[0].name].values())
+    for index, each in enumerate(levers):
+        mine = list(scores[each.name].values())
+        mean = sum(mine) / len(mine)
+        difference = mean - sum(base) / len(base)
+        if index == 0:
+            versus, verdict = "", "(baseline)"
+        else:
+            versus = f"{difference:+.2f}"
+            if min(len(mine), len(base)) < 2:
+                verdict = "one seed: no spread"
+            else:
+                verdict = "yes" if abs(difference) > max(spread(mine), spread(base)) else "no"
+                if verdict == "yes" and difference < 0:
+                    verdict = "yes, worse"
+        hparams = (f"{each.hparams_set} " if each.hparams_set else "") + (each.hparams or "(set)")
+        listed = " / ".join(f"{score:.2f}" for score in mine)
+        spent = sum(minutes[each.name]) / len(minutes[each.name])
+        rows.append(f"| {each.name} | `{hparams}` | {', '.join(map(str, scores[each.name]))} "
+                    f"| {listed} | {mean:.2f} | {spread(mine):.2f} | {spent:.0f} | {versus} "
+                    f"| {verdict} |")
+    return rows
+
+
+Runner = Callable[[Task, Lever, int, str, str, int, int], None]
+
+
+def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> None:
+    parser = common.FlagParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--task", required=True, choices=sorted(TASKS))
+    parser.add_argument("--root", required=True, help="the runs' folder")
+    parser.add_argument("--lever", type=lever, action="append", required=True,
+                        help="NAME[@HPARAMS_SET]=HPARAMS, repeated; the first is the baseline")
+    parser.add_argument("--seeds", type=seed_list, default=[1234, 2])
+    parser.add_argument("--train_steps", type=common.at_least(1), default=None,
+                        help="steps a run (default: the task's recipe)")
+    parser.add_argument("--minutes", type=common.at_least(1), default=10000,
+                        help="minutes a run at most (a step budget holds on a shared machine)")
+    args = parser.parse_args(argv)
+    names = [each.name for each in args.lever]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        parser.error(f"--lever: the name {', '.join(twice)} is given twice")
+    task = TASKS[args.task]
+    steps = args.train_steps or task.train_steps
+    os.makedirs(args.root, exist_ok=True)
+    scores: dict[str, dict[int, float]] = {}
+    minutes: dict[str, list[int]] = {}
+    for each in args.lever:
+        scores[each.name], minutes[each.name] = {}, []
+        for seed in args.seeds:
+            run_dir = os.path.join(args.root, f"{each.name}_seed{seed}")
+            log_path = run_dir + ".log"
+            result = finished(log_path, task.score_line)
+            if result is None:
+                print(f"training {each.name}, seed {seed}: {log_path}", file=sys.stderr, flush=True)
+                run(task, each, seed, run_dir, log_path, steps, args.minutes)
+                result = finished(log_path, task.score_line)
+                if result is None:
+                    raise SystemExit(f"{log_path} has no score at its end: see the log")
+            scores[each.name][seed], spent = result
+            minutes[each.name].append(spent)
+    print("\n".join(table(args.lever, scores, minutes)))
+
+
+if __name__ == "__main__":
+    sys.exit(common.run_main("lever_table.py", main))

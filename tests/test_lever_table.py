@@ -1,0 +1,127 @@
+"""benchmarks/lever_table.py: levers read from their flags, runs read from their logs
+(finished runs not trained again), and the verdict against the seed spread."""
+import os
+import sys
+
+import pytest
+
+# The benchmarks run as scripts, importing their siblings (lever_table: sweep_decode).
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks"))
+import lever_table  # noqa: E402
+
+BLEU = "tokenized BLEU (lowercased)"
+
+
+def log_text(score: float, minutes: int = 30) -> str:
+    """What train_and_score.sh prints for a translation run, abridged."""
+    return (f"07:01:03 step 4000: loss 1.52\n"
+            f"sacreBLEU (lowercased): {score + 1:.2f}  (sacrebleu ...)\n"
+            f"{BLEU}: {score:.2f}  (Moses tokens ...)\n"
+            f"training: {minutes} min; everything: {minutes + 2} min\n")
+
+
+def test_a_lever_names_its_set_and_overrides():
+    assert lever_table.lever("relative@transformer_relative_multi30k_tiny=") == lever_table.Lever(
+        "relative", "transformer_relative_multi30k_tiny", "")
+    assert lever_table.lever("dropout_0.2=layer_prepostprocess_dropout=0.2,label_smoothing=0") == \
+        lever_table.Lever("dropout_0.2", "", "layer_prepostprocess_dropout=0.2,label_smoothing=0")
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--lever=no equals sign"], "is not NAME[@HPARAMS_SET]=HPARAMS"),
+    (["--lever=a=", "--lever=a=dropout=0.1"], "the name a is given twice"),
+    (["--lever=a=", "--seeds=1,1"], "names a seed twice"),
+    (["--lever=a=", "--seeds=1,x"], "not a comma-separated list of seeds"),
+    (["--lever=a=", "--task=wmt"],
+     "invalid choice: 'wmt' (choose from 'multi30k_ende', 'multi30k_enfr', 'parsing_slice')"),
+])
+def test_bad_flags_are_refused_in_one_line(flags, message, tmp_path, capsys):
+    given = {flag.split("=")[0] for flag in flags}
+    argv = [flag for flag in ("--task=multi30k_ende", f"--root={tmp_path}")
+            if flag.split("=")[0] not in given] + flags
+    with pytest.raises(SystemExit) as stopped:
+        lever_table.main(argv, run=lambda *args: pytest.fail("trained on bad flags"))
+    assert stopped.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_log_without_its_end_is_not_finished(tmp_path):
+    log = tmp_path / "run.log"
+    assert lever_table.finished(str(log), BLEU) is None
+    log.write_text("07:01:03 step 100: loss 5.0\n")
+    assert lever_table.finished(str(log), BLEU) is None
+    log.write_text(log_text(40.5, minutes=31))
+    assert lever_table.finished(str(log), BLEU) == (40.5, 31)
+
+
+def test_a_resumed_runs_log_gives_its_last_report(tmp_path):
+    log = tmp_path / "run.log"
+    # An attempt that decoded, then stopped before its end line; then the resumed run.
+    log.write_text(log_text(39.0).rsplit("training:", 1)[0] + log_text(40.25, minutes=12))
+    assert lever_table.finished(str(log), BLEU) == (40.25, 12)
+
+
+def test_a_parsing_log_is_scored_by_its_f1_line(tmp_path):
+    log = tmp_path / "run.log"
+    log.write_text("F1 78.71 (EVALB, COLLINS.prm; 273 sentences)\n-- All --\n"
+                   "Bracketing FMeasure       =  78.71\ntraining: 40 min; everything: 41 min\n")
+    assert lever_table.finished(str(log), lever_table.TASKS["parsing_slice"].score_line) == \
+        (78.71, 40)
+
+
+def fake_runs(scores: dict[tuple[str, int], float], trained: list):
+    """A runner that writes each run's log with the score given for it."""
+    def run(task, lever, seed, run_dir, log_path, train_steps, minutes):
+        trained.append((lever.name, seed, train_steps))
+        with open(log_path, "a") as log:
+            log.write(log_text(scores[lever.name, seed]))
+    return run
+
+
+def test_the_table_compares_each_lever_with_the_baseline_against_the_spread(tmp_path, capsys):
+    scores = {("base", 1): 40.0, ("base", 2): 40.4, ("better", 1): 41.0, ("better", 2): 41.2,
+              ("noise", 1): 40.1, ("noise", 2): 40.7, ("worse", 1): 38.0, ("worse", 2): 38.1}
+    trained = []
+    argv = ["--task=multi30k_ende", f"--root={tmp_path}", "--seeds=1,2", "--train_steps=50",
+            "--lever=base=", "--lever=better=label_smoothing=0.2",
+            "--lever=noise=dropout=0.2", "--lever=worse@transformer_multi30k="]
+    lever_table.main(argv, run=fake_runs(scores, trained))
+    assert [(name, seed) for name, seed, _ in trained] == list(scores)
+    assert {steps for _, _, steps in trained} == {50}
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[2] == ("| base | `(set)` | 1, 2 | 40.00 / 40.40 | 40.20 | 0.40 | 30 |  "
+                       "| (baseline) |")
+    assert rows[3] == ("| better | `label_smoothing=0.2` | 1, 2 | 41.00 / 41.20 | 41.10 | 0.20 "
+                       "| 30 | +0.90 | yes |")
+    assert rows[4].endswith("| 40.40 | 0.60 | 30 | +0.20 | no |")
+    assert rows[5].startswith("| worse | `transformer_multi30k (set)` |")
+    assert rows[5].endswith("| -2.15 | yes, worse |")
+
+
+def test_finished_runs_are_read_not_trained_again(tmp_path, capsys):
+    scores = {("base", 1): 40.0, ("base", 2): 40.4}
+    (tmp_path / "base_seed1.log").write_text(log_text(40.0))
+    (tmp_path / "base_seed2.log").write_text("07:01:03 step 100: loss 5.0\n")  # interrupted
+    trained = []
+    argv = ["--task=multi30k_enfr", f"--root={tmp_path}", "--seeds=1,2", "--lever=base="]
+    lever_table.main(argv, run=fake_runs(scores, trained))
+    # The interrupted run is trained again (the trainer resumes it), with the task's steps.
+    assert trained == [("base", 2, lever_table.TASKS["multi30k_enfr"].train_steps)]
+    assert "| 40.00 / 40.40 | 40.20 |" in capsys.readouterr().out
+
+
+def test_one_seed_has_no_spread_to_beat(tmp_path, capsys):
+    scores = {("base", 7): 40.0, ("other", 7): 45.0}
+    argv = ["--task=multi30k_ende", f"--root={tmp_path}", "--seeds=7", "--lever=base=",
+            "--lever=other=dropout=0.1"]
+    lever_table.main(argv, run=fake_runs(scores, []))
+    assert capsys.readouterr().out.splitlines()[3].endswith("| +5.00 | one seed: no spread |")
+
+
+def test_a_run_that_leaves_no_score_stops_the_sweep_with_its_log(tmp_path):
+    def run(task, lever, seed, run_dir, log_path, train_steps, minutes):
+        with open(log_path, "a") as log:
+            log.write("training: 3 min; everything: 3 min\n")  # but no report line
+    argv = ["--task=multi30k_ende", f"--root={tmp_path}", "--seeds=1", "--lever=base="]
+    with pytest.raises(SystemExit, match="no report line starts with 'tokenized BLEU"):
+        lever_table.main(argv, run=run)
