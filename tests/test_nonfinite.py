@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from t2t_lite.training import trainer as trainer_module
+from t2t_lite.training import train_step as train_step_module
 from t2t_lite.training.checkpoints import restore_model
 from t2t_lite.training.loop_state import NonFiniteLossError
 from toys import make_trainer, training_hparams
@@ -16,12 +16,12 @@ BATCH = {"inputs": tf.constant([[2, 3, 3, 1], [3, 2, 1, 0]]),
 
 def poison(monkeypatch, when):
     """The training loss becomes NaN whenever ``when()`` (a traced bool) holds."""
-    original = trainer_module.smoothed_cross_entropy
+    original = train_step_module.smoothed_cross_entropy
 
     def loss(logits, targets, smoothing):
         value, tokens = original(logits, targets, smoothing)
         return tf.where(when(), tf.constant(float("nan")), value), tokens
-    monkeypatch.setattr(trainer_module, "smoothed_cross_entropy", loss)
+    monkeypatch.setattr(train_step_module, "smoothed_cross_entropy", loss)
 
 
 def all_finite(weights):

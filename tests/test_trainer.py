@@ -152,12 +152,12 @@ def test_training_traces_once_per_batch_shape_at_most(reverse_data, tmp_path):
     length-bucketed batches, of several shapes, reuse the step's graph."""
     trainer = make_trainer(reverse_data, tmp_path,
                            training_hparams("batch_size=256,length_bucket_step=1.5"))
-    traces, replica_step = [], trainer._replica_step
+    traces, replica_step = [], trainer.train_step.replica_step
 
     def counted(batches):
         traces.append(1)  # Python runs only while tracing
         return replica_step(batches)
-    trainer._replica_step = counted
+    trainer.train_step.replica_step = counted
     batches = trainer._batches("train", training=True).take(12)
     shapes = {tuple(batch["targets"].shape) for batch in batches}
     assert len(shapes) > 2

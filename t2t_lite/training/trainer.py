@@ -1,11 +1,7 @@
 """The train/eval loop: distribution, checkpoints, resume, summaries, logging.
 
-One optimizer step sees ``gradient_accumulation_steps`` batches per replica.
-The loss is the label-smoothed cross-entropy summed over non-padding target
-tokens and divided by their global count (all replicas, all accumulated
-batches), or by the global count of sentences (hparam loss_normalizer), so the
-update is the same whatever the number of replicas. Gradient clipping
-(clip_grad_norm) applies to that global gradient, not to a replica's part.
+The optimizer step itself (accumulation, the global loss normalisation,
+clipping, non-finite steps) is ``train_step.TrainStep``.
 """
 from __future__ import annotations
 
@@ -19,7 +15,6 @@ from typing import Iterator
 import keras
 import tensorflow as tf
 
-from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.data.pipeline import batch_examples
 from t2t_lite.data.tfrecords import shards_fingerprint
 from t2t_lite.experiment import Experiment
@@ -31,11 +26,11 @@ from t2t_lite.training.checkpoints import training_checkpoint
 from t2t_lite.training.distribute import is_chief, num_workers
 from t2t_lite.training.evaluation import TeacherForcedEvaluation
 from t2t_lite.training.loop_state import NonFiniteSteps, Window
-from t2t_lite.training.losses import smoothed_cross_entropy
 from t2t_lite.training.optimizers import make_optimizer
 from t2t_lite.training.resume_check import check_resumed_data, check_resumed_hparams
 from t2t_lite.training.output_lock import OutputDirLock
 from t2t_lite.training.run_checkpoints import RunCheckpoints
+from t2t_lite.training.train_step import TrainStep
 from t2t_lite.training.train_options import DevScorer, TrainOptions
 
 SUM = tf.distribute.ReduceOp.SUM
@@ -57,15 +52,7 @@ class Trainer:
         if self.hparams.loss_normalizer not in LOSS_NORMALIZERS:
             raise ValueError(f"unknown loss_normalizer {self.hparams.loss_normalizer!r}; "
                              f"choose one of: {', '.join(LOSS_NORMALIZERS)}")
-        # Loss scaling keeps float16 gradients from underflowing; the scaled
-        # gradient is the optimizer's to unscale, so clipping it here would be wrong.
-        self.loss_scaling = self.hparams.dtype == "mixed_float16"
-        if self.loss_scaling and self.hparams.clip_grad_norm:
-            raise ValueError("clip_grad_norm cannot be combined with dtype=mixed_float16 "
-                             "(its loss scaling); use dtype=mixed_bfloat16 or float32")
-        if self.hparams.xla and self.strategy.num_replicas_in_sync > 1:
-            raise ValueError(f"xla=true compiles one device's training step; this run has "
-                             f"{self.strategy.num_replicas_in_sync} replicas: set xla=false")
+        TrainStep.check(self.hparams, self.strategy)
         keras.utils.set_random_seed(options.seed)
         with self.strategy.scope():
             self.model = experiment.build_model()
@@ -74,6 +61,7 @@ class Trainer:
             self.optimizer = make_optimizer(self.hparams)
             self.optimizer.build(self.model.trainable_variables)
         self.model.training_step = lambda: self.optimizer.iterations
+        self.train_step = TrainStep(self.model, self.optimizer, self.hparams, self.strategy)
         if self.model.feeds_itself_in_training:
             self.model.sampling_constraint = experiment.problem.decode_constraint(
                 experiment.data_dir)
@@ -83,7 +71,6 @@ class Trainer:
         self.checkpoints = RunCheckpoints(
             self.checkpoint, experiment.output_dir, self.strategy, options.keep_checkpoint_max,
             options.keep_checkpoint_every_n_hours)
-        self._train_fn = None
         self._agree_fn = None
         self._deadline: float | None = None  # of --train_minutes, while training
         # Time in training steps (the first step of a run, which traces, left out).
@@ -158,96 +145,13 @@ class Trainer:
                               length_bucket_step=self.hparams.length_bucket_step,
                               augment=augment)
 
-    # ----- one optimizer step -----
-    def _replica_step(self, batches: list[dict]
-                      ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
-        variables = self.model.trainable_variables
-        accumulated = [tf.zeros_like(v) for v in variables]
-        loss_sum = target_tokens = input_tokens = sentences = 0.0
-        for batch in batches:
-            with tf.GradientTape() as tape:
-                logits = self.model(batch, training=True)
-                batch_loss, batch_tokens = smoothed_cross_entropy(
-                    logits, batch["targets"], self.hparams.label_smoothing)
-                scaled_loss = (self.optimizer.scale_loss(batch_loss) if self.loss_scaling
-                               else batch_loss)
-            grads = tape.gradient(scaled_loss, variables)
-            accumulated = [a + tf.convert_to_tensor(g) for a, g in zip(accumulated, grads)]
-            loss_sum += batch_loss
-            target_tokens += batch_tokens
-            input_tokens += tf.reduce_sum(tf.cast(batch["inputs"] != PAD_ID, tf.float32))
-            sentences += tf.cast(tf.shape(batch["targets"])[0], tf.float32)
-        count = target_tokens if self.hparams.loss_normalizer == "tokens" else sentences
-        global_count = tf.distribute.get_replica_context().all_reduce(SUM, count)
-        scale = 1.0 / tf.maximum(global_count, 1.0)
-        # The optimizer sums gradients over replicas; each is already divided by
-        # the global count, so the sum is the gradient of the global mean loss.
-        grads = [g * scale for g in accumulated]
-        # Under loss scaling an overflowing gradient is routine: the optimizer skips
-        # that step and lowers the scale. Only the loss tells of a diverged run then.
-        finite = tf.math.is_finite(loss_sum) if self.loss_scaling else tf.logical_and(
-            tf.math.is_finite(loss_sum),
-            tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in grads]))
-        nonfinite = 1.0 - tf.cast(finite, tf.float32)
-
-        def apply(grads: list[tf.Tensor]) -> None:
-            clipped = (self._clip_summed_gradient(grads) if self.hparams.clip_grad_norm
-                       else grads)
-            self.optimizer.apply_gradients(zip(clipped, variables))
-        if self.hparams.skip_nonfinite_steps:
-            # Skip on every replica when any replica's step is bad. A cond whose
-            # branch synchronizes replicas (apply_gradients) must be taken in the
-            # cross-replica context, as Keras's LossScaleOptimizer does.
-            bad_replicas = tf.distribute.get_replica_context().all_reduce(SUM, nonfinite)
-
-            def apply_unless_bad(distribution, bad, grads):
-                bad = distribution.experimental_local_results(bad)[0]
-                tf.cond(bad > 0, lambda: None, lambda: distribution.extended.call_for_each_replica(
-                    apply, args=(grads,)))
-            tf.distribute.get_replica_context().merge_call(apply_unless_bad,
-                                                           args=(bad_replicas, grads))
-        else:
-            apply(grads)  # the host stops the run before a bad state is saved
-        return loss_sum, target_tokens, input_tokens, nonfinite
-
-    def _clip_summed_gradient(self, grads: list[tf.Tensor]) -> list[tf.Tensor]:
-        """Each replica's share of the gradient, the sum over replicas rescaled to
-        norm ``clip_grad_norm`` when it is longer (Pascanu et al.; Sutskever et al.).
-
-        Keras would clip before its all-reduce, i.e. each replica's part. So the
-        replicas sum their parts here, all clip the same sum, and each hands the
-        optimizer 1/replicas of it, which the optimizer's own all-reduce sums
-        back. With several replicas that costs a second all-reduce of the
-        gradient, on steps with clipping only.
-        """
-        replicas = self.strategy.num_replicas_in_sync
-        if replicas > 1:
-            grads = tf.distribute.get_replica_context().all_reduce(SUM, grads)
-        clipped, _ = tf.clip_by_global_norm(grads, self.hparams.clip_grad_norm)
-        return [g / replicas for g in clipped] if replicas > 1 else clipped
-
-    def _make_train_fn(self):
-        micro_batches = self.hparams.gradient_accumulation_steps
-        # XLA compiles the step's math (one program per batch shape); reading the
-        # input iterator stays outside, where XLA cannot go. No autograph (as in
-        # decoding: search_decoder.py): model code writes its loops as tf.while_loop.
-        replica_step = (tf.function(self._replica_step, jit_compile=True, autograph=False)
-                        if self.hparams.xla else self._replica_step)
-
-        @tf.function(autograph=False)
-        def train_step(iterator):
-            batches = [next(iterator) for _ in range(micro_batches)]
-            per_replica = self.strategy.run(replica_step, args=(batches,))
-            return [self.strategy.reduce(SUM, x, axis=None) for x in per_replica]
-        return train_step
-
     def train_on(self, dataset: tf.data.Dataset, num_steps: int) -> dict[str, float]:
         """Runs ``num_steps`` optimizer steps on global batches from ``dataset``."""
-        self._train_fn = self._train_fn or self._make_train_fn()
+        train_step = self.train_step.compiled()
         iterator = iter(self.strategy.experimental_distribute_dataset(dataset))
         loss_sum = tokens = 0.0
         for _ in range(num_steps):
-            batch_loss, batch_tokens, _, _ = self._train_fn(iterator)
+            batch_loss, batch_tokens, _, _ = train_step(iterator)
             loss_sum += float(batch_loss)
             tokens += float(batch_tokens)
         return {"loss": loss_sum / max(tokens, 1.0)}
@@ -289,7 +193,7 @@ class Trainer:
             self.experiment.save()
             if warm_start:
                 warm_start.write_record(self.experiment.output_dir)
-        self._train_fn = self._train_fn or self._make_train_fn()
+        train_step = self.train_step.compiled()
         iterator: Iterator = iter(self.strategy.experimental_distribute_dataset(
             self._batches("train", training=True)))
         self.checkpoints.follow_input(iterator, self.step)
@@ -308,7 +212,7 @@ class Trainer:
         try:
             while self.step < opts.train_steps and not (self.best and self.best.stop):
                 step_started = time.monotonic()
-                loss, tgt_tokens, src_tokens, nonfinite = self._train_fn(iterator)
+                loss, tgt_tokens, src_tokens, nonfinite = train_step(iterator)
                 if float(nonfinite):
                     skips.after_bad_step(float(loss), self.step, self.checkpoints.latest())
                     continue
