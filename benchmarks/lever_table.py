@@ -1,15 +1,16 @@
 """The lever table: which change to a recipe beats the seed spread, on the split that
 chooses settings (Multi30k's val, the treebank's tuning slice), never on test.
 
-    python benchmarks/lever_table.py --task=multi30k_ende --root=runs/levers_ende \\
+    python benchmarks/lever_table.py --task=multi30k_ende --root=runs/levers_ende
+    python benchmarks/lever_table.py --task=parsing_slice --root=runs/levers_slice \\
         --seeds=1234,2 --train_steps=4000 \\
-        --lever=baseline= \\
-        --lever=relative@transformer_relative_multi30k_tiny= \\
-        --lever=dropout_0.2=layer_prepostprocess_dropout=0.2
+        --lever=baseline= --lever=relative@transformer_relative_parsing_sample=
 
 A lever is ``NAME[@HPARAMS_SET]=HPARAMS``: overrides of the task's hparams set (or of
 HPARAMS_SET), as ``t2t-trainer --hparams`` reads them; the first lever is the
-baseline the others are compared with. Each lever is trained once a seed by
+baseline the others are compared with. Without ``--lever`` a task's planned levers
+run (``PLANNED``: the ones issue 62 names). Every lever's hparams are checked
+before anything trains. Each lever is trained once a seed by
 ``benchmarks/train_and_score.sh`` (``--train_steps`` or ``--minutes``, whichever
 comes first; the last checkpoints averaged; the task's split decoded with the
 decode settings earlier runs chose on it) into ``ROOT/NAME_seedSEED``, its log
@@ -62,6 +63,24 @@ TASKS = {
                           "../shared/data/ptb_sample", "beam_size=10,alpha=2.0,batch_size=32",
                           "F1 ", 4600, 200, 10),
 }
+# The README's single models (transformer_multi30k_tiny in bfloat16; the parsing
+# set holds the slice's recipe) and the levers issue 62 names.
+_MULTI30K = "dtype=mixed_bfloat16"
+_MULTI30K_LEVERS = (
+    f"baseline={_MULTI30K}",
+    f"relative@transformer_relative_multi30k_tiny={_MULTI30K}",
+    # Wu et al.'s 8,192-token updates: two 4,096-token batches a step.
+    f"updates_8192_tokens={_MULTI30K},gradient_accumulation_steps=2",
+    f"dropout_0.2={_MULTI30K},layer_prepostprocess_dropout=0.2",
+    f"label_smoothing_0.2={_MULTI30K},label_smoothing=0.2",
+)
+PLANNED = {
+    "multi30k_ende": _MULTI30K_LEVERS,
+    "multi30k_enfr": _MULTI30K_LEVERS,
+    "parsing_slice": ("baseline=", "relative@transformer_relative_parsing_sample=",
+                      "dropout_0.3=layer_prepostprocess_dropout=0.3",
+                      "label_smoothing_0.2=label_smoothing=0.2"),
+}
 LEVER = re.compile(r"(?P<name>[\w.+-]+)(@(?P<hparams_set>\w+))?=(?P<hparams>.*)")
 DONE = re.compile(r"^training: (\d+) min; everything: \d+ min$", re.MULTILINE)
 
@@ -81,6 +100,20 @@ def lever(text: str) -> Lever:
             f"{text!r} is not NAME[@HPARAMS_SET]=HPARAMS (a name of letters, digits, "
             "'.', '+', '-' or '_'; HPARAMS may be empty: the set as it is)")
     return Lever(match["name"], match["hparams_set"] or "", match["hparams"])
+
+
+def check_hparams(task: Task, levers: list[Lever]) -> None:
+    """Every lever's set and overrides as the trainer will read them, before any run
+    trains (a typo found after an hour's baseline is an hour lost)."""
+    common.start_tensorflow(0)  # quietly: the sets import the models
+    from t2t_lite import registry
+    from t2t_lite.builtins import load_builtins
+
+    load_builtins()
+    for each in levers:
+        hparams_set = each.hparams_set or task.hparams_set
+        registry.hparams_sets[hparams_set]().parse(each.hparams,
+                                                   source=f"--lever={each.name}")
 
 
 def seed_list(text: str) -> list[int]:
@@ -164,24 +197,27 @@ def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> No
     parser = common.FlagParser(description=__doc__.split("\n")[0])
     parser.add_argument("--task", required=True, choices=sorted(TASKS))
     parser.add_argument("--root", required=True, help="the runs' folder")
-    parser.add_argument("--lever", type=lever, action="append", required=True,
-                        help="NAME[@HPARAMS_SET]=HPARAMS, repeated; the first is the baseline")
+    parser.add_argument("--lever", type=lever, action="append", default=[],
+                        help="NAME[@HPARAMS_SET]=HPARAMS, repeated; the first is the "
+                             "baseline (default: the task's planned levers)")
     parser.add_argument("--seeds", type=seed_list, default=[1234, 2])
     parser.add_argument("--train_steps", type=common.at_least(1), default=None,
                         help="steps a run (default: the task's recipe)")
     parser.add_argument("--minutes", type=common.at_least(1), default=10000,
                         help="minutes a run at most (a step budget holds on a shared machine)")
     args = parser.parse_args(argv)
-    names = [each.name for each in args.lever]
+    levers = args.lever or [lever(text) for text in PLANNED[args.task]]
+    names = [each.name for each in levers]
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         parser.error(f"--lever: the name {', '.join(twice)} is given twice")
     task = TASKS[args.task]
+    check_hparams(task, levers)
     steps = args.train_steps or task.train_steps
     os.makedirs(args.root, exist_ok=True)
     scores: dict[str, dict[int, float]] = {}
     minutes: dict[str, list[int]] = {}
-    for each in args.lever:
+    for each in levers:
         scores[each.name], minutes[each.name] = {}, []
         for seed in args.seeds:
             run_dir = os.path.join(args.root, f"{each.name}_seed{seed}")
@@ -195,7 +231,7 @@ def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> No
                     raise SystemExit(f"{log_path} has no score at its end: see the log")
             scores[each.name][seed], spent = result
             minutes[each.name].append(spent)
-    print("\n".join(table(args.lever, scores, minutes)))
+    print("\n".join(table(levers, scores, minutes)))
 
 
 if __name__ == "__main__":

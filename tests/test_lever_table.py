@@ -12,11 +12,11 @@ import lever_table  # noqa: E402
 BLEU = "tokenized BLEU (lowercased)"
 
 
-def log_text(score: float, minutes: int = 30) -> str:
-    """What train_and_score.sh prints for a translation run, abridged."""
+def log_text(score: float, minutes: int = 30, score_line: str = BLEU) -> str:
+    """What train_and_score.sh prints for a run (a translation's by default), abridged."""
     return (f"07:01:03 step 4000: loss 1.52\n"
             f"sacreBLEU (lowercased): {score + 1:.2f}  (sacrebleu ...)\n"
-            f"{BLEU}: {score:.2f}  (Moses tokens ...)\n"
+            f"{score_line.rstrip(':')}: {score:.2f}  (the report ...)\n"
             f"training: {minutes} min; everything: {minutes + 2} min\n")
 
 
@@ -29,7 +29,7 @@ def test_a_lever_names_its_set_and_overrides():
 
 @pytest.mark.parametrize("flags, message", [
     (["--lever=no equals sign"], "is not NAME[@HPARAMS_SET]=HPARAMS"),
-    (["--lever=a=", "--lever=a=dropout=0.1"], "the name a is given twice"),
+    (["--lever=a=", "--lever=a=relu_dropout=0.1"], "the name a is given twice"),
     (["--lever=a=", "--seeds=1,1"], "names a seed twice"),
     (["--lever=a=", "--seeds=1,x"], "not a comma-separated list of seeds"),
     (["--lever=a=", "--task=wmt"],
@@ -69,12 +69,12 @@ def test_a_parsing_log_is_scored_by_its_f1_line(tmp_path):
         (78.71, 40)
 
 
-def fake_runs(scores: dict[tuple[str, int], float], trained: list):
+def fake_runs(scores: dict[tuple[str, int], float], trained: list, score_line: str = BLEU):
     """A runner that writes each run's log with the score given for it."""
     def run(task, lever, seed, run_dir, log_path, train_steps, minutes):
         trained.append((lever.name, seed, train_steps))
         with open(log_path, "a") as log:
-            log.write(log_text(scores[lever.name, seed]))
+            log.write(log_text(scores[lever.name, seed], score_line=score_line))
     return run
 
 
@@ -84,7 +84,7 @@ def test_the_table_compares_each_lever_with_the_baseline_against_the_spread(tmp_
     trained = []
     argv = ["--task=multi30k_ende", f"--root={tmp_path}", "--seeds=1,2", "--train_steps=50",
             "--lever=base=", "--lever=better=label_smoothing=0.2",
-            "--lever=noise=dropout=0.2", "--lever=worse@transformer_multi30k="]
+            "--lever=noise=attention_dropout=0.2", "--lever=worse@transformer_multi30k="]
     lever_table.main(argv, run=fake_runs(scores, trained))
     assert [(name, seed) for name, seed, _ in trained] == list(scores)
     assert {steps for _, _, steps in trained} == {50}
@@ -113,7 +113,7 @@ def test_finished_runs_are_read_not_trained_again(tmp_path, capsys):
 def test_one_seed_has_no_spread_to_beat(tmp_path, capsys):
     scores = {("base", 7): 40.0, ("other", 7): 45.0}
     argv = ["--task=multi30k_ende", f"--root={tmp_path}", "--seeds=7", "--lever=base=",
-            "--lever=other=dropout=0.1"]
+            "--lever=other=relu_dropout=0.1"]
     lever_table.main(argv, run=fake_runs(scores, []))
     assert capsys.readouterr().out.splitlines()[3].endswith("| +5.00 | one seed: no spread |")
 
@@ -125,3 +125,22 @@ def test_a_run_that_leaves_no_score_stops_the_sweep_with_its_log(tmp_path):
     argv = ["--task=multi30k_ende", f"--root={tmp_path}", "--seeds=1", "--lever=base="]
     with pytest.raises(SystemExit, match="no report line starts with 'tokenized BLEU"):
         lever_table.main(argv, run=run)
+
+
+def test_a_levers_bad_hparams_are_refused_before_anything_trains(tmp_path):
+    argv = ["--task=multi30k_ende", f"--root={tmp_path}", "--lever=base=",
+            "--lever=typo=label_smothing=0.2"]
+    with pytest.raises(ValueError, match="label_smothing") as refused:
+        lever_table.main(argv, run=lambda *args: pytest.fail("trained before the check"))
+    assert "--lever=typo" in str(refused.value)
+
+
+@pytest.mark.parametrize("task", sorted(lever_table.TASKS))
+def test_without_levers_the_tasks_planned_ones_run(task, tmp_path):
+    planned = [lever_table.lever(text) for text in lever_table.PLANNED[task]]
+    lever_table.check_hparams(lever_table.TASKS[task], planned)  # each one parses on its set
+    scores = {(each.name, 1): 40.0 for each in planned}
+    trained = []
+    lever_table.main([f"--task={task}", f"--root={tmp_path}", "--seeds=1"],
+                     run=fake_runs(scores, trained, lever_table.TASKS[task].score_line))
+    assert [name for name, _, _ in trained] == [each.name for each in planned]
