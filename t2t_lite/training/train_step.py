@@ -49,7 +49,10 @@ class TrainStep:
         self._compiled: Callable[[Iterator], list[tf.Tensor]] | None = None
 
     def replica_step(self, batches: list[dict]
-                      ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
+                     ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
+        """One replica's part of the step on its ``batches`` (one per accumulated
+        batch): the update applied, and this replica's loss sum, target and input
+        tokens, and 1.0 if its loss or gradient was not finite."""
         variables = self.model.trainable_variables
         accumulated = [tf.zeros_like(v) for v in variables]
         loss_sum = target_tokens = input_tokens = sentences = 0.0
