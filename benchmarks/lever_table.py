@@ -15,8 +15,9 @@ before anything trains. Each lever is trained once a seed by
 comes first; the last checkpoints averaged; the task's split decoded with the
 decode settings earlier runs chose on it) into ``ROOT/NAME_seedSEED``, its log
 ``ROOT/NAME_seedSEED.log``. A run whose log ends with its score is read, not
-trained again: an interrupted sweep picks up where it stopped, and seeds or levers
-can be added to a finished one.
+trained again: an interrupted sweep picks up where it stopped (the interrupted run
+resumes from its last checkpoint; its minutes are then its last attempt's), and
+seeds or levers can be added to a finished one.
 
 The table gives each lever's scores, their mean and spread (max - min), and its
 mean's difference from the baseline's. A lever "beats the spread" when that
@@ -34,6 +35,7 @@ from typing import Callable, Sequence
 
 from sweep_decode import headline
 
+from t2t_lite import output_paths
 from t2t_lite.bin import common
 
 
@@ -196,7 +198,8 @@ Runner = Callable[[Task, Lever, int, str, str, int, int], None]
 def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> None:
     parser = common.FlagParser(description=__doc__.split("\n")[0])
     parser.add_argument("--task", required=True, choices=sorted(TASKS))
-    parser.add_argument("--root", required=True, help="the runs' folder")
+    parser.add_argument("--root", required=True,
+                        help="the runs' folder: new, empty, or an earlier sweep's to resume")
     parser.add_argument("--lever", type=lever, action="append", default=[],
                         help="NAME[@HPARAMS_SET]=HPARAMS, repeated; the first is the "
                              "baseline (default: the task's planned levers)")
@@ -214,13 +217,14 @@ def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> No
     task = TASKS[args.task]
     check_hparams(task, levers)
     steps = args.train_steps or task.train_steps
-    os.makedirs(args.root, exist_ok=True)
+    # New, empty, or a sweep of this script's to resume: never a folder of other files.
+    root = output_paths.Paths("lever_table").work_folder("--root", args.root)
     scores: dict[str, dict[int, float]] = {}
     minutes: dict[str, list[int]] = {}
     for each in levers:
         scores[each.name], minutes[each.name] = {}, []
         for seed in args.seeds:
-            run_dir = os.path.join(args.root, f"{each.name}_seed{seed}")
+            run_dir = os.path.join(root, f"{each.name}_seed{seed}")
             log_path = run_dir + ".log"
             result = finished(log_path, task.score_line)
             if result is None:

@@ -100,14 +100,27 @@ def test_the_table_compares_each_lever_with_the_baseline_against_the_spread(tmp_
 
 def test_finished_runs_are_read_not_trained_again(tmp_path, capsys):
     scores = {("base", 1): 40.0, ("base", 2): 40.4}
-    (tmp_path / "base_seed1.log").write_text(log_text(40.0))
-    (tmp_path / "base_seed2.log").write_text("07:01:03 step 100: loss 5.0\n")  # interrupted
+    argv = ["--task=multi30k_enfr", f"--root={tmp_path / 'sweep'}", "--seeds=1,2", "--lever=base="]
+
+    def interrupted(task, lever, seed, run_dir, log_path, train_steps, minutes):
+        with open(log_path, "a") as log:
+            log.write(log_text(40.0) if seed == 1 else "07:01:03 step 100: loss 5.0\n")
+        if seed == 2:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        lever_table.main(argv, run=interrupted)
     trained = []
-    argv = ["--task=multi30k_enfr", f"--root={tmp_path}", "--seeds=1,2", "--lever=base="]
     lever_table.main(argv, run=fake_runs(scores, trained))
     # The interrupted run is trained again (the trainer resumes it), with the task's steps.
     assert trained == [("base", 2, lever_table.TASKS["multi30k_enfr"].train_steps)]
     assert "| 40.00 / 40.40 | 40.20 |" in capsys.readouterr().out
+
+
+def test_a_folder_of_other_files_is_refused_as_root(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    argv = ["--task=multi30k_ende", f"--root={tmp_path}", "--lever=base="]
+    with pytest.raises(ValueError, match="holds files lever_table did not start"):
+        lever_table.main(argv, run=lambda *args: pytest.fail("trained in a user's folder"))
 
 
 def test_one_seed_has_no_spread_to_beat(tmp_path, capsys):
@@ -122,7 +135,7 @@ def test_a_run_that_leaves_no_score_stops_the_sweep_with_its_log(tmp_path):
     def run(task, lever, seed, run_dir, log_path, train_steps, minutes):
         with open(log_path, "a") as log:
             log.write("training: 3 min; everything: 3 min\n")  # but no report line
-    argv = ["--task=multi30k_ende", f"--root={tmp_path}", "--seeds=1", "--lever=base="]
+    argv = ["--task=multi30k_ende", f"--root={tmp_path / 'sweep'}", "--seeds=1", "--lever=base="]
     with pytest.raises(SystemExit, match="no report line starts with 'tokenized BLEU"):
         lever_table.main(argv, run=run)
 
