@@ -17,7 +17,9 @@ decode settings earlier runs chose on it) into ``ROOT/NAME_seedSEED``, its log
 ``ROOT/NAME_seedSEED.log``. A run whose log ends with its score is read, not
 trained again: an interrupted sweep picks up where it stopped (the interrupted run
 resumes from its last checkpoint; its minutes are then its last attempt's), and
-seeds or levers can be added to a finished one.
+seeds or levers can be added to a finished one. A lever whose overrides or step
+budget changed under the same name is refused (``NAME_seedSEED.lever`` records
+what each run was).
 
 The table gives each lever's scores, their mean and spread (max - min), and its
 mean's difference from the baseline's. A lever "beats the spread" when that
@@ -158,6 +160,29 @@ def train_and_score(task: Task, lever_: Lever, seed: int, run_dir: str, log_path
                          "why, and running this command again resumes it")
 
 
+def check_runs_match(root: str, task: Task, levers: list[Lever], seeds: list[int],
+                     steps: int) -> None:
+    """Each run's record (``NAME_seedSEED.lever``: problem, set, overrides, steps),
+    written at its first start and compared at every later one: a lever whose
+    definition or budget changed under the same name is refused before anything
+    trains, rather than its old run read as the new lever's."""
+    for each in levers:
+        spec = (f"{task.problem} {each.hparams_set or task.hparams_set} "
+                f"[{each.hparams}] {steps} steps\n")
+        for seed in seeds:
+            path = os.path.join(root, f"{each.name}_seed{seed}.lever")
+            if os.path.exists(path):
+                with open(path, encoding="utf-8") as record:
+                    recorded = record.read()
+                if recorded != spec:
+                    raise ValueError(
+                        f"--lever={each.name}: {path} was trained as {recorded.strip()}, "
+                        f"now asked as {spec.strip()}; give the new lever a new name")
+            else:
+                with open(path, "w", encoding="utf-8") as record:
+                    record.write(spec)
+
+
 def spread(scores: list[float]) -> float:
     return max(scores) - min(scores)
 
@@ -219,6 +244,7 @@ def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> No
     steps = args.train_steps or task.train_steps
     # New, empty, or a sweep of this script's to resume: never a folder of other files.
     root = output_paths.Paths("lever_table").work_folder("--root", args.root)
+    check_runs_match(root, task, levers, args.seeds, steps)
     scores: dict[str, dict[int, float]] = {}
     minutes: dict[str, list[int]] = {}
     for each in levers:

@@ -157,3 +157,15 @@ def test_without_levers_the_tasks_planned_ones_run(task, tmp_path):
     lever_table.main([f"--task={task}", f"--root={tmp_path}", "--seeds=1"],
                      run=fake_runs(scores, trained, lever_table.TASKS[task].score_line))
     assert [name for name, _, _ in trained] == [each.name for each in planned]
+
+
+def test_a_lever_changed_under_its_name_is_refused_not_read_as_the_old_run(tmp_path, capsys):
+    root = f"--root={tmp_path / 'sweep'}"
+    lever_table.main(["--task=multi30k_ende", root, "--seeds=1", "--lever=base=relu_dropout=0.1"],
+                     run=fake_runs({("base", 1): 40.0}, []))
+    for changed in (["--lever=base=relu_dropout=0.2"], ["--lever=base=relu_dropout=0.1",
+                                                        "--train_steps=10"]):
+        with pytest.raises(ValueError, match="--lever=base: .* was trained as translate_ende_"
+                                             "multi30k transformer_multi30k_tiny"):
+            lever_table.main(["--task=multi30k_ende", root, "--seeds=1"] + changed,
+                             run=lambda *args: pytest.fail("trained a changed lever"))
