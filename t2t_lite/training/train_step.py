@@ -28,7 +28,8 @@ class TrainStep:
 
     @staticmethod
     def check(hparams: HParams, strategy: tf.distribute.Strategy) -> None:
-        """Refuses the hparams the step cannot honour, before a model is built."""
+        """Refuses the hparams the step cannot honour; the trainer calls it before it
+        builds the model."""
         # Loss scaling keeps float16 gradients from underflowing; the scaled
         # gradient is the optimizer's to unscale, so clipping it here would be wrong.
         if hparams.dtype == "mixed_float16" and hparams.clip_grad_norm:
@@ -40,7 +41,6 @@ class TrainStep:
 
     def __init__(self, model: keras.Model, optimizer: keras.optimizers.Optimizer,
                  hparams: HParams, strategy: tf.distribute.Strategy):
-        self.check(hparams, strategy)
         self.model = model
         self.optimizer = optimizer
         self.hparams = hparams
