@@ -96,6 +96,31 @@ class Lever:
     hparams: str
 
 
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """One lever trained with one seed, in ``folder`` (its log and record beside it)."""
+    task: Task
+    lever: Lever
+    seed: int
+    folder: str
+    train_steps: int
+    minutes: int
+
+    @property
+    def log_path(self) -> str:
+        return self.folder + ".log"
+
+    @property
+    def record_path(self) -> str:
+        return self.folder + ".lever"
+
+    @property
+    def record(self) -> str:
+        """What the run is: problem, set, overrides and steps."""
+        return (f"{self.task.problem} {self.lever.hparams_set or self.task.hparams_set} "
+                f"[{self.lever.hparams}] {self.train_steps} steps\n")
+
+
 def lever(text: str) -> Lever:
     """An argparse ``type``: NAME[@HPARAMS_SET]=HPARAMS."""
     match = LEVER.fullmatch(text)
@@ -144,43 +169,36 @@ def finished(log_path: str, score_line: str) -> tuple[float, int] | None:
     return headline(report, score_line), int(done.group(1))
 
 
-def train_and_score(task: Task, lever_: Lever, seed: int, run_dir: str, log_path: str,
-                    train_steps: int, minutes: int) -> None:
-    """One run of benchmarks/train_and_score.sh, its output in ``log_path``."""
+def train_and_score(run: Run) -> None:
+    """One run of benchmarks/train_and_score.sh, its output in ``run.log_path``."""
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_and_score.sh")
-    env = dict(os.environ, PROBLEM=task.problem, HPARAMS_SET=lever_.hparams_set or task.hparams_set,
-               HPARAMS=lever_.hparams, RAW_DIR=task.raw_dir, EVAL_SPLIT="dev",
-               DECODE=task.decode, SEED=str(seed), ROOT=run_dir, TRAIN_STEPS=str(train_steps),
-               MINUTES=str(minutes), SAVE_STEPS=str(task.save_steps), AVERAGE=str(task.average))
-    with open(log_path, "a", encoding="utf-8") as log:
+    task = run.task
+    env = dict(os.environ, PROBLEM=task.problem,
+               HPARAMS_SET=run.lever.hparams_set or task.hparams_set, HPARAMS=run.lever.hparams,
+               RAW_DIR=task.raw_dir, EVAL_SPLIT="dev", DECODE=task.decode, SEED=str(run.seed),
+               ROOT=run.folder, TRAIN_STEPS=str(run.train_steps), MINUTES=str(run.minutes),
+               SAVE_STEPS=str(task.save_steps), AVERAGE=str(task.average))
+    with open(run.log_path, "a", encoding="utf-8") as log:
         status = subprocess.run(["bash", script], env=env, stdout=log,
                                 stderr=subprocess.STDOUT).returncode
     if status:
-        raise SystemExit(f"{log_path}: the run stopped with status {status}; its log says "
+        raise SystemExit(f"{run.log_path}: the run stopped with status {status}; its log says "
                          "why, and running this command again resumes it")
 
 
-def check_runs_match(root: str, task: Task, levers: list[Lever], seeds: list[int],
-                     steps: int) -> None:
-    """Each run's record (``NAME_seedSEED.lever``: problem, set, overrides, steps),
-    written at its first start and compared at every later one: a lever whose
-    definition or budget changed under the same name is refused before anything
-    trains, rather than its old run read as the new lever's."""
-    for each in levers:
-        spec = (f"{task.problem} {each.hparams_set or task.hparams_set} "
-                f"[{each.hparams}] {steps} steps\n")
-        for seed in seeds:
-            path = os.path.join(root, f"{each.name}_seed{seed}.lever")
-            if os.path.exists(path):
-                with open(path, encoding="utf-8") as record:
-                    recorded = record.read()
-                if recorded != spec:
-                    raise ValueError(
-                        f"--lever={each.name}: {path} was trained as {recorded.strip()}, "
-                        f"now asked as {spec.strip()}; give the new lever a new name")
-            else:
-                with open(path, "w", encoding="utf-8") as record:
-                    record.write(spec)
+def check_records(runs: list[Run]) -> None:
+    """Refuses, before anything trains, a run whose record (written as it first
+    started) says it was another lever or budget under the same name: its log
+    would be read as the new lever's."""
+    for run in runs:
+        if os.path.exists(run.record_path):
+            with open(run.record_path, encoding="utf-8") as record:
+                recorded = record.read()
+            if recorded != run.record:
+                raise ValueError(
+                    f"--lever={run.lever.name}: {run.record_path} was trained as "
+                    f"{recorded.strip()}, now asked as {run.record.strip()}; give the new "
+                    "lever a new name")
 
 
 def spread(scores: list[float]) -> float:
@@ -217,7 +235,7 @@ def table(levers: list[Lever], scores: dict[str, dict[int, float]],
     return rows
 
 
-Runner = Callable[[Task, Lever, int, str, str, int, int], None]
+Runner = Callable[[Run], None]
 
 
 def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> None:
@@ -244,23 +262,25 @@ def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> No
     steps = args.train_steps or task.train_steps
     # New, empty, or a sweep of this script's to resume: never a folder of other files.
     root = output_paths.Paths("lever_table").work_folder("--root", args.root)
-    check_runs_match(root, task, levers, args.seeds, steps)
-    scores: dict[str, dict[int, float]] = {}
-    minutes: dict[str, list[int]] = {}
-    for each in levers:
-        scores[each.name], minutes[each.name] = {}, []
-        for seed in args.seeds:
-            run_dir = os.path.join(root, f"{each.name}_seed{seed}")
-            log_path = run_dir + ".log"
-            result = finished(log_path, task.score_line)
+    runs = [Run(task, each, seed, os.path.join(root, f"{each.name}_seed{seed}"), steps,
+                args.minutes) for each in levers for seed in args.seeds]
+    check_records(runs)
+    scores: dict[str, dict[int, float]] = {each.name: {} for each in levers}
+    minutes: dict[str, list[int]] = {each.name: [] for each in levers}
+    for one in runs:
+        if not os.path.exists(one.record_path):  # as it starts (or a run of before records)
+            with open(one.record_path, "w", encoding="utf-8") as record:
+                record.write(one.record)
+        result = finished(one.log_path, task.score_line)
+        if result is None:
+            print(f"training {one.lever.name}, seed {one.seed}: {one.log_path}", file=sys.stderr,
+                  flush=True)
+            run(one)
+            result = finished(one.log_path, task.score_line)
             if result is None:
-                print(f"training {each.name}, seed {seed}: {log_path}", file=sys.stderr, flush=True)
-                run(task, each, seed, run_dir, log_path, steps, args.minutes)
-                result = finished(log_path, task.score_line)
-                if result is None:
-                    raise SystemExit(f"{log_path} has no score at its end: see the log")
-            scores[each.name][seed], spent = result
-            minutes[each.name].append(spent)
+                raise SystemExit(f"{one.log_path} has no score at its end: see the log")
+        scores[one.lever.name][one.seed], spent = result
+        minutes[one.lever.name].append(spent)
     print("\n".join(table(levers, scores, minutes)))
 
 

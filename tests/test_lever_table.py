@@ -40,7 +40,7 @@ def test_bad_flags_are_refused_in_one_line(flags, message, tmp_path, capsys):
     argv = [flag for flag in ("--task=multi30k_ende", f"--root={tmp_path}")
             if flag.split("=")[0] not in given] + flags
     with pytest.raises(SystemExit) as stopped:
-        lever_table.main(argv, run=lambda *args: pytest.fail("trained on bad flags"))
+        lever_table.main(argv, run=lambda one: pytest.fail("trained on bad flags"))
     assert stopped.value.code == 2
     assert message in capsys.readouterr().err
 
@@ -71,10 +71,10 @@ def test_a_parsing_log_is_scored_by_its_f1_line(tmp_path):
 
 def fake_runs(scores: dict[tuple[str, int], float], trained: list, score_line: str = BLEU):
     """A runner that writes each run's log with the score given for it."""
-    def run(task, lever, seed, run_dir, log_path, train_steps, minutes):
-        trained.append((lever.name, seed, train_steps))
-        with open(log_path, "a") as log:
-            log.write(log_text(scores[lever.name, seed], score_line=score_line))
+    def run(one):
+        trained.append((one.lever.name, one.seed, one.train_steps))
+        with open(one.log_path, "a") as log:
+            log.write(log_text(scores[one.lever.name, one.seed], score_line=score_line))
     return run
 
 
@@ -102,10 +102,10 @@ def test_finished_runs_are_read_not_trained_again(tmp_path, capsys):
     scores = {("base", 1): 40.0, ("base", 2): 40.4}
     argv = ["--task=multi30k_enfr", f"--root={tmp_path / 'sweep'}", "--seeds=1,2", "--lever=base="]
 
-    def interrupted(task, lever, seed, run_dir, log_path, train_steps, minutes):
-        with open(log_path, "a") as log:
-            log.write(log_text(40.0) if seed == 1 else "07:01:03 step 100: loss 5.0\n")
-        if seed == 2:
+    def interrupted(one):
+        with open(one.log_path, "a") as log:
+            log.write(log_text(40.0) if one.seed == 1 else "07:01:03 step 100: loss 5.0\n")
+        if one.seed == 2:
             raise KeyboardInterrupt
     with pytest.raises(KeyboardInterrupt):
         lever_table.main(argv, run=interrupted)
@@ -120,7 +120,7 @@ def test_a_folder_of_other_files_is_refused_as_root(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     argv = ["--task=multi30k_ende", f"--root={tmp_path}", "--lever=base="]
     with pytest.raises(ValueError, match="holds files lever_table did not start"):
-        lever_table.main(argv, run=lambda *args: pytest.fail("trained in a user's folder"))
+        lever_table.main(argv, run=lambda one: pytest.fail("trained in a user's folder"))
 
 
 def test_one_seed_has_no_spread_to_beat(tmp_path, capsys):
@@ -132,8 +132,8 @@ def test_one_seed_has_no_spread_to_beat(tmp_path, capsys):
 
 
 def test_a_run_that_leaves_no_score_stops_the_sweep_with_its_log(tmp_path):
-    def run(task, lever, seed, run_dir, log_path, train_steps, minutes):
-        with open(log_path, "a") as log:
+    def run(one):
+        with open(one.log_path, "a") as log:
             log.write("training: 3 min; everything: 3 min\n")  # but no report line
     argv = ["--task=multi30k_ende", f"--root={tmp_path / 'sweep'}", "--seeds=1", "--lever=base="]
     with pytest.raises(SystemExit, match="no report line starts with 'tokenized BLEU"):
@@ -144,7 +144,7 @@ def test_a_levers_bad_hparams_are_refused_before_anything_trains(tmp_path):
     argv = ["--task=multi30k_ende", f"--root={tmp_path}", "--lever=base=",
             "--lever=typo=label_smothing=0.2"]
     with pytest.raises(ValueError, match="label_smothing") as refused:
-        lever_table.main(argv, run=lambda *args: pytest.fail("trained before the check"))
+        lever_table.main(argv, run=lambda one: pytest.fail("trained before the check"))
     assert "--lever=typo" in str(refused.value)
 
 
@@ -168,4 +168,4 @@ def test_a_lever_changed_under_its_name_is_refused_not_read_as_the_old_run(tmp_p
         with pytest.raises(ValueError, match="--lever=base: .* was trained as translate_ende_"
                                              "multi30k transformer_multi30k_tiny"):
             lever_table.main(["--task=multi30k_ende", root, "--seeds=1"] + changed,
-                             run=lambda *args: pytest.fail("trained a changed lever"))
+                             run=lambda one: pytest.fail("trained a changed lever"))
