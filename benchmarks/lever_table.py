@@ -37,7 +37,7 @@ from typing import Callable, Sequence
 
 from sweep_decode import headline
 
-from t2t_lite import output_paths
+from t2t_lite import interrupts, output_paths
 from t2t_lite.bin import common
 
 
@@ -275,6 +275,10 @@ def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> No
         if result is None:
             print(f"training {one.lever.name}, seed {one.seed}: {one.log_path}", file=sys.stderr,
                   flush=True)
+            interrupts.describe(
+                f"while training {one.lever.name}, seed {one.seed}",
+                f"the finished runs are kept and this one has its checkpoints ({one.folder}); "
+                "run the same command again to resume the sweep")
             run(one)
             result = finished(one.log_path, task.score_line)
             if result is None:
