@@ -258,7 +258,9 @@ def train(argv: Sequence[str] | None) -> int:
                         args.output_dir, left="its last complete checkpoint is kept"):
         try:
             metrics = trainer.train()
-        except KeyboardInterrupt:
+        except BaseException as error:
+            if not interrupts.interrupted(error):  # as a KeyboardInterrupt or through C code
+                raise
             latest = trainer.checkpoints.latest()
             interrupts.describe(
                 f"at step {trainer.step}",

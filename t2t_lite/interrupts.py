@@ -3,8 +3,9 @@
 While a command runs (``handling_signals``), either signal raises where Python
 is at that moment: SIGINT as ``KeyboardInterrupt``, SIGTERM as ``Terminated``,
 a ``KeyboardInterrupt`` too, so every ``finally`` that removes a temporary file
-or a lock runs, and every ``except KeyboardInterrupt`` (the trainer's last
-checkpoint) acts on a preemption as on Ctrl-C. A second signal while the
+or a lock runs, and every handler that asks ``interrupted(error)`` (the trainer's
+last checkpoint; TensorFlow's C code can hand the signal back as a SystemError)
+acts on a preemption as on Ctrl-C. A second signal while the
 command ends is ignored: it would cut short the very cleanup the first one
 started (``kill -9`` still stops at once). A block that must not be cut in two
 (writing a checkpoint) runs under ``deferred()``: a signal that arrives inside

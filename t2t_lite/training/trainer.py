@@ -18,6 +18,7 @@ import tensorflow as tf
 from t2t_lite.data.pipeline import batch_examples
 from t2t_lite.data.tfrecords import shards_fingerprint
 from t2t_lite.experiment import Experiment
+from t2t_lite import interrupts
 from t2t_lite.hparams.common import LOSS_NORMALIZERS
 from t2t_lite.progress import format_duration
 from t2t_lite.training.best_checkpoint import LOSS, BestCheckpoint
@@ -239,8 +240,10 @@ class Trainer:
                     self._dev_decodes()
                 if time_up or (self.best and self.best.stop):
                     break
-        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (interrupts.Terminated): a preemption
-            if self.checkpoints.saved_step != self.step:
+        except BaseException as error:
+            # Ctrl-C, or SIGTERM (a preemption), also as the SystemError TensorFlow's C
+            # code makes of it when the signal lands inside a call.
+            if interrupts.interrupted(error) and self.checkpoints.saved_step != self.step:
                 self.save()
             raise
         if self.checkpoints.saved_step != self.step:
