@@ -6,9 +6,11 @@ chooses settings (Multi30k's val, the treebank's tuning slice), never on test.
         --seeds=1234,2 --train_steps=4000 \\
         --lever=baseline= --lever=relative@transformer_relative_parsing_sample=
 
-A lever is ``NAME[@HPARAMS_SET]=HPARAMS``: overrides of the task's hparams set (or of
-HPARAMS_SET), as ``t2t-trainer --hparams`` reads them; the first lever is the
-baseline the others are compared with. Without ``--lever`` a task's planned levers
+A lever is ``NAME[@HPARAMS_SET][:PROBLEM]=HPARAMS``: overrides of the task's hparams
+set (or of HPARAMS_SET), as ``t2t-trainer --hparams`` reads them, on the task's
+problem (or on PROBLEM: another vocabulary is another problem, as in T2T, e.g.
+``benchmarks/multi30k_vocab``'s, registered by ``--t2t_usr_dir``); the first lever is
+the baseline the others are compared with. Without ``--lever`` a task's planned levers
 run (``PLANNED``: the ones issue 62 names). Every lever's hparams are checked
 before anything trains. Each lever is trained once a seed by
 ``benchmarks/train_and_score.sh`` (``--train_steps`` or ``--minutes``, whichever
@@ -79,14 +81,19 @@ _MULTI30K_LEVERS = (
     "dropout_0.2=layer_prepostprocess_dropout=0.2",
     "label_smoothing_0.2=label_smoothing=0.2",
 )
+# Half the vocabulary (benchmarks/multi30k_vocab, with --t2t_usr_dir): smaller BPE
+# vocabularies did better on small data in Sennrich and Zhang (2019).
+_VOCAB_4000 = "vocab_4000:translate_{}_multi30k_vocab4000="
 PLANNED = {
-    "multi30k_ende": _MULTI30K_LEVERS,
-    "multi30k_enfr": _MULTI30K_LEVERS,
+    "multi30k_ende": _MULTI30K_LEVERS + (_VOCAB_4000.format("ende"),),
+    "multi30k_enfr": _MULTI30K_LEVERS + (_VOCAB_4000.format("enfr"),),
     "parsing_slice": ("baseline=", "relative@transformer_relative_parsing_sample=",
                       "dropout_0.3=layer_prepostprocess_dropout=0.3",
                       "label_smoothing_0.2=label_smoothing=0.2"),
 }
-LEVER = re.compile(r"(?P<name>[\w.+-]+)(@(?P<hparams_set>\w+))?=(?P<hparams>.*)")
+LEVER = re.compile(r"(?P<name>[\w.+-]+)(@(?P<hparams_set>\w+))?(:(?P<problem>\w+))?"
+                   r"=(?P<hparams>.*)")
+DEFAULT_USR_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "multi30k_vocab")
 DONE = re.compile(r"^training: (\d+) min; everything: \d+ min$", re.MULTILINE)
 
 
@@ -95,6 +102,7 @@ class Lever:
     name: str
     hparams_set: str  # "" = the task's
     hparams: str
+    problem: str = ""  # "" = the task's
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,6 +114,7 @@ class Run:
     folder: str
     train_steps: int
     minutes: int
+    usr_dir: str = ""  # --t2t_usr_dir: the registrations of a lever's problem or set
 
     @property
     def log_path(self) -> str:
@@ -116,31 +125,42 @@ class Run:
         return self.folder + ".lever"
 
     @property
+    def problem(self) -> str:
+        return self.lever.problem or self.task.problem
+
+    @property
+    def hparams_set(self) -> str:
+        return self.lever.hparams_set or self.task.hparams_set
+
+    @property
     def record(self) -> str:
         """What the run is: problem, set, overrides and steps."""
-        return (f"{self.task.problem} {self.lever.hparams_set or self.task.hparams_set} "
-                f"[{self.lever.hparams}] {self.train_steps} steps\n")
+        return f"{self.problem} {self.hparams_set} [{self.lever.hparams}] {self.train_steps} steps\n"
 
 
 def lever(text: str) -> Lever:
-    """An argparse ``type``: NAME[@HPARAMS_SET]=HPARAMS."""
+    """An argparse ``type``: NAME[@HPARAMS_SET][:PROBLEM]=HPARAMS."""
     match = LEVER.fullmatch(text)
     if not match:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not NAME[@HPARAMS_SET]=HPARAMS (a name of letters, digits, "
-            "'.', '+', '-' or '_'; HPARAMS may be empty: the set as it is)")
-    return Lever(match["name"], match["hparams_set"] or "", match["hparams"])
+            f"{text!r} is not NAME[@HPARAMS_SET][:PROBLEM]=HPARAMS (a name of letters, "
+            "digits, '.', '+', '-' or '_'; HPARAMS may be empty: the set as it is)")
+    return Lever(match["name"], match["hparams_set"] or "", match["hparams"],
+                 match["problem"] or "")
 
 
-def check_hparams(task: Task, levers: list[Lever]) -> None:
-    """Every lever's set and overrides as the trainer will read them, before any run
-    trains (a typo found after an hour's baseline is an hour lost)."""
+def check_levers(task: Task, levers: list[Lever], usr_dir: str) -> None:
+    """Every lever's problem, set and overrides as the trainer will read them, before
+    any run trains (a typo found after an hour's baseline is an hour lost)."""
     common.start_tensorflow(0)  # quietly: the sets import the models
     from t2t_lite import registry
     from t2t_lite.builtins import load_builtins
 
     load_builtins()
+    if usr_dir:
+        registry.import_usr_dir(usr_dir)
     for each in levers:
+        registry.problems[each.problem or task.problem]
         hparams_set = each.hparams_set or task.hparams_set
         registry.hparams_sets[hparams_set]().parse(each.hparams,
                                                    source=f"--lever={each.name}")
@@ -174,8 +194,8 @@ def train_and_score(run: Run) -> None:
     """One run of benchmarks/train_and_score.sh, its output in ``run.log_path``."""
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_and_score.sh")
     task = run.task
-    env = dict(os.environ, PROBLEM=task.problem,
-               HPARAMS_SET=run.lever.hparams_set or task.hparams_set, HPARAMS=run.lever.hparams,
+    env = dict(os.environ, PROBLEM=run.problem, USR_DIR=run.usr_dir,
+               HPARAMS_SET=run.hparams_set, HPARAMS=run.lever.hparams,
                RAW_DIR=task.raw_dir, EVAL_SPLIT="dev", DECODE=task.decode, SEED=str(run.seed),
                ROOT=run.folder, TRAIN_STEPS=str(run.train_steps), MINUTES=str(run.minutes),
                SAVE_STEPS=str(task.save_steps), AVERAGE=str(task.average))
@@ -227,7 +247,8 @@ def table(levers: list[Lever], scores: dict[str, dict[int, float]],
                 verdict = "yes" if abs(difference) > max(spread(mine), spread(base)) else "no"
                 if verdict == "yes" and difference < 0:
                     verdict = "yes, worse"
-        hparams = (f"{each.hparams_set} " if each.hparams_set else "") + (each.hparams or "(set)")
+        hparams = " ".join(part for part in (each.problem, each.hparams_set) if part) + (
+            " " if each.problem or each.hparams_set else "") + (each.hparams or "(set)")
         listed = " / ".join(f"{score:.2f}" for score in mine)
         spent = sum(minutes[each.name]) / len(minutes[each.name])
         rows.append(f"| {each.name} | `{hparams}` | {', '.join(map(str, scores[each.name]))} "
@@ -245,8 +266,11 @@ def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> No
     parser.add_argument("--root", required=True,
                         help="the runs' folder: new, empty, or an earlier sweep's to resume")
     parser.add_argument("--lever", type=lever, action="append", default=[],
-                        help="NAME[@HPARAMS_SET]=HPARAMS, repeated; the first is the "
-                             "baseline (default: the task's planned levers)")
+                        help="NAME[@HPARAMS_SET][:PROBLEM]=HPARAMS, repeated; the first "
+                             "is the baseline (default: the task's planned levers)")
+    parser.add_argument("--t2t_usr_dir", default=DEFAULT_USR_DIR,
+                        help="the package registering the levers' problems and sets "
+                             "(default: benchmarks/multi30k_vocab, the planned vocabularies)")
     parser.add_argument("--seeds", type=seed_list, default=[1234, 2])
     parser.add_argument("--train_steps", type=common.at_least(1), default=None,
                         help="steps a run (default: the task's recipe)")
@@ -259,12 +283,13 @@ def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> No
     if twice:
         parser.error(f"--lever: the name {', '.join(twice)} is given twice")
     task = TASKS[args.task]
-    check_hparams(task, levers)
+    usr_dir = os.path.abspath(args.t2t_usr_dir) if args.t2t_usr_dir else ""
+    check_levers(task, levers, usr_dir)
     steps = args.train_steps or task.train_steps
     # New, empty, or a sweep of this script's to resume: never a folder of other files.
     root = output_paths.Paths("lever_table").work_folder("--root", args.root)
     runs = [Run(task, each, seed, os.path.join(root, f"{each.name}_seed{seed}"), steps,
-                args.minutes) for each in levers for seed in args.seeds]
+                args.minutes, usr_dir) for each in levers for seed in args.seeds]
     check_records(runs)
     scores: dict[str, dict[int, float]] = {each.name: {} for each in levers}
     minutes: dict[str, list[int]] = {each.name: [] for each in levers}

@@ -25,10 +25,12 @@ def test_a_lever_names_its_set_and_overrides():
         "relative", "transformer_relative_multi30k_tiny", "")
     assert lever_table.lever("dropout_0.2=layer_prepostprocess_dropout=0.2,label_smoothing=0") == \
         lever_table.Lever("dropout_0.2", "", "layer_prepostprocess_dropout=0.2,label_smoothing=0")
+    assert lever_table.lever("v@transformer_multi30k:translate_ende_multi30k_vocab4000=") == \
+        lever_table.Lever("v", "transformer_multi30k", "", "translate_ende_multi30k_vocab4000")
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--lever=no equals sign"], "is not NAME[@HPARAMS_SET]=HPARAMS"),
+    (["--lever=no equals sign"], "is not NAME[@HPARAMS_SET][:PROBLEM]=HPARAMS"),
     (["--lever=a=", "--lever=a=relu_dropout=0.1"], "the name a is given twice"),
     (["--lever=a=", "--seeds=1,1"], "names a seed twice"),
     (["--lever=a=", "--seeds=1,x"], "not a comma-separated list of seeds"),
@@ -151,12 +153,41 @@ def test_a_levers_bad_hparams_are_refused_before_anything_trains(tmp_path):
 @pytest.mark.parametrize("task", sorted(lever_table.TASKS))
 def test_without_levers_the_tasks_planned_ones_run(task, tmp_path):
     planned = [lever_table.lever(text) for text in lever_table.PLANNED[task]]
-    lever_table.check_hparams(lever_table.TASKS[task], planned)  # each one parses on its set
+    # Each one's problem is registered (benchmarks/multi30k_vocab's, by default) and
+    # its overrides parse on its set.
+    lever_table.check_levers(lever_table.TASKS[task], planned, lever_table.DEFAULT_USR_DIR)
     scores = {(each.name, 1): 40.0 for each in planned}
     trained = []
     lever_table.main([f"--task={task}", f"--root={tmp_path}", "--seeds=1"],
                      run=fake_runs(scores, trained, lever_table.TASKS[task].score_line))
     assert [name for name, _, _ in trained] == [each.name for each in planned]
+
+
+def test_a_lever_on_another_problem_trains_it_with_the_usr_dir_that_registers_it(
+        tmp_path, capsys):
+    runs = []
+
+    def run(one):
+        runs.append(one)
+        fake_runs({(one.lever.name, 1): 40.0}, [])(one)
+    lever_table.main(["--task=multi30k_enfr", f"--root={tmp_path}", "--seeds=1", "--lever=base=",
+                      "--lever=v:translate_enfr_multi30k_vocab4000=label_smoothing=0.2"], run=run)
+    assert [(one.problem, one.hparams_set) for one in runs] == [
+        ("translate_enfr_multi30k", "transformer_multi30k_tiny"),
+        ("translate_enfr_multi30k_vocab4000", "transformer_multi30k_tiny")]
+    assert {one.usr_dir for one in runs} == {lever_table.DEFAULT_USR_DIR}
+    assert (tmp_path / "v_seed1.lever").read_text().startswith(
+        "translate_enfr_multi30k_vocab4000 transformer_multi30k_tiny [label_smoothing=0.2]")
+    assert "| v | `translate_enfr_multi30k_vocab4000 label_smoothing=0.2` |" in \
+        capsys.readouterr().out
+
+
+def test_an_unknown_problem_is_refused_with_the_registered_ones_before_anything_trains(
+        tmp_path):
+    argv = ["--task=multi30k_ende", f"--root={tmp_path}", "--lever=base=",
+            "--lever=v:translate_ende_multi30k_vocab9="]
+    with pytest.raises(KeyError, match="translate_ende_multi30k_vocab4000"):
+        lever_table.main(argv, run=lambda one: pytest.fail("trained before the check"))
 
 
 def test_a_lever_changed_under_its_name_is_refused_not_read_as_the_old_run(tmp_path, capsys):
