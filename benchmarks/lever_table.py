@@ -135,7 +135,8 @@ class Run:
     @property
     def record(self) -> str:
         """What the run is: problem, set, overrides and steps."""
-        return f"{self.problem} {self.hparams_set} [{self.lever.hparams}] {self.train_steps} steps\n"
+        return (f"{self.problem} {self.hparams_set} [{self.lever.hparams}] "
+                f"{self.train_steps} steps\n")
 
 
 def lever(text: str) -> Lever:
@@ -247,8 +248,8 @@ def table(levers: list[Lever], scores: dict[str, dict[int, float]],
                 verdict = "yes" if abs(difference) > max(spread(mine), spread(base)) else "no"
                 if verdict == "yes" and difference < 0:
                     verdict = "yes, worse"
-        hparams = " ".join(part for part in (each.problem, each.hparams_set) if part) + (
-            " " if each.problem or each.hparams_set else "") + (each.hparams or "(set)")
+        hparams = " ".join(part for part in (each.problem, each.hparams_set,
+                                             each.hparams or "(set)") if part)
         listed = " / ".join(f"{score:.2f}" for score in mine)
         spent = sum(minutes[each.name]) / len(minutes[each.name])
         rows.append(f"| {each.name} | `{hparams}` | {', '.join(map(str, scores[each.name]))} "
