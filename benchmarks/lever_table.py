@@ -71,8 +71,9 @@ TASKS = {
 }
 # The README's single models (the parsing set holds the slice's recipe) and the
 # levers issue 62 names. In float32: the README's Multi30k rows trained in bfloat16
-# on a CPU with AMX, but on one without it float32 is 1.37x faster (1.92 against
-# 1.41 steps/s, transformer_multi30k_tiny, Intel Xeon model 207, 2026-11-29).
+# on a CPU with AMX, but on one without it float32 is 1.34-1.39x faster
+# (transformer_multi30k_tiny, Intel Xeon model 207: docs/RESULTS.md, "Levers on
+# Multi30k val").
 # A sweep trains them in this order: the lever that costs two batches a step last.
 _MULTI30K_LEVERS = (
     "baseline=",
@@ -162,7 +163,7 @@ def check_levers(task: Task, levers: list[Lever], usr_dir: str) -> None:
     if usr_dir:
         registry.import_usr_dir(usr_dir)
     for each in levers:
-        registry.problems[each.problem or task.problem]
+        registry.problems[each.problem or task.problem]  # unknown: lists the registered
         hparams_set = each.hparams_set or task.hparams_set
         registry.hparams_sets[hparams_set]().parse(each.hparams,
                                                    source=f"--lever={each.name}")

@@ -15,10 +15,10 @@ from typing import Iterator
 import keras
 import tensorflow as tf
 
+from t2t_lite import interrupts
 from t2t_lite.data.pipeline import batch_examples
 from t2t_lite.data.tfrecords import shards_fingerprint
 from t2t_lite.experiment import Experiment
-from t2t_lite import interrupts
 from t2t_lite.hparams.common import LOSS_NORMALIZERS
 from t2t_lite.progress import format_duration
 from t2t_lite.training.best_checkpoint import LOSS, BestCheckpoint
