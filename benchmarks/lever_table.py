@@ -23,6 +23,13 @@ seeds or levers can be added to a finished one. A lever whose overrides or step
 budget changed under the same name is refused (``NAME_seedSEED.lever`` records
 what each run was).
 
+With ``--parallel=N``, N runs train at once, each with a share of the cores for
+its TensorFlow thread pools: on a 2-core CPU two runs of one thread each train
+about 1.2x the steps of one run with both (docs/RESULTS.md, "Levers on Multi30k
+val"), though each run's minutes double. An interrupt (Ctrl-C, SIGTERM) is passed
+on to every run in training as SIGTERM, so each saves its step before the sweep
+ends.
+
 The table gives each lever's scores, their mean and spread (max - min), and its
 mean's difference from the baseline's. A lever "beats the spread" when that
 difference is larger than both its own spread and the baseline's.
@@ -30,11 +37,15 @@ difference is larger than both its own spread and the baseline's.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import contextlib
 import dataclasses
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 from typing import Callable, Sequence
 
 from sweep_decode import headline
@@ -71,9 +82,9 @@ TASKS = {
 }
 # The README's single models (the parsing set holds the slice's recipe) and the
 # levers issue 62 names. In float32: the README's Multi30k rows trained in bfloat16
-# on a CPU with AMX, but on one without it float32 is 1.34-1.39x faster
-# (transformer_multi30k_tiny, Intel Xeon model 207: docs/RESULTS.md, "Levers on
-# Multi30k val").
+# on a CPU with AMX, but on one without it float32 is 1.34-1.39x faster, and
+# xla=true no faster (transformer_multi30k_tiny, Intel Xeon model 207:
+# docs/RESULTS.md, "Levers on Multi30k val").
 # A sweep trains them in this order: the lever that costs two batches a step last.
 _MULTI30K_LEVERS = (
     "baseline=",
@@ -117,6 +128,7 @@ class Run:
     train_steps: int
     minutes: int
     usr_dir: str = ""  # --t2t_usr_dir: the registrations of a lever's problem or set
+    threads: int = 0  # each TensorFlow thread pool's size (0: TensorFlow's choice)
 
     @property
     def log_path(self) -> str:
@@ -193,6 +205,52 @@ def finished(log_path: str, score_line: str) -> tuple[float, int] | None:
     return headline(report, score_line), int(done.group(1))
 
 
+class Children:
+    """The commands in flight, each the leader of its own process group, so that
+    ``stop`` reaches the trainer under the shell script (killing only the shell
+    would leave the trainer running on, orphaned, in the folder a resumed sweep
+    trains in)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._running: set[subprocess.Popen] = set()
+        self._stopped = False
+
+    def run(self, command: list[str], env: dict[str, str], log) -> int:
+        """Runs ``command`` to its end, its output into ``log``: its exit status
+        (128 + SIGTERM, not started, once ``stop`` was called)."""
+        with self._lock:
+            if self._stopped:
+                return 128 + signal.SIGTERM
+            process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                       start_new_session=True)
+            self._running.add(process)
+        try:
+            return process.wait()
+        finally:
+            with self._lock:
+                self._running.discard(process)
+
+    def stop(self, grace_seconds: float = 600.0) -> None:
+        """SIGTERM to every command in flight and all it started (a trainer saves its
+        step and ends), then waits for them; SIGKILL after ``grace_seconds``."""
+        with self._lock:
+            self._stopped = True
+            running = list(self._running)
+        for process in running:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in running:
+            try:
+                process.wait(grace_seconds)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+
+
+CHILDREN = Children()
+
+
 def train_and_score(run: Run) -> None:
     """One run of benchmarks/train_and_score.sh, its output in ``run.log_path``."""
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_and_score.sh")
@@ -201,10 +259,10 @@ def train_and_score(run: Run) -> None:
                HPARAMS_SET=run.hparams_set, HPARAMS=run.lever.hparams,
                RAW_DIR=task.raw_dir, EVAL_SPLIT="dev", DECODE=task.decode, SEED=str(run.seed),
                ROOT=run.folder, TRAIN_STEPS=str(run.train_steps), MINUTES=str(run.minutes),
-               SAVE_STEPS=str(task.save_steps), AVERAGE=str(task.average))
+               SAVE_STEPS=str(task.save_steps), AVERAGE=str(task.average),
+               THREADS=str(run.threads or ""))
     with open(run.log_path, "a", encoding="utf-8") as log:
-        status = subprocess.run(["bash", script], env=env, stdout=log,
-                                stderr=subprocess.STDOUT).returncode
+        status = CHILDREN.run(["bash", script], env, log)
     if status:
         raise SystemExit(f"{run.log_path}: the run stopped with status {status}; its log says "
                          "why, and running this command again resumes it")
@@ -263,6 +321,50 @@ def table(levers: list[Lever], scores: dict[str, dict[int, float]],
 Runner = Callable[[Run], None]
 
 
+class Sweep:
+    """Trains runs, ``parallel`` at once, each to its score; an interrupt, or a run that
+    fails, stops the ones in flight (each saves its step, to resume from)."""
+
+    def __init__(self, run: Runner, parallel: int):
+        self._run = run
+        self._parallel = parallel
+        self._lock = threading.Lock()
+        self._training: list[Run] = []
+
+    def _describe(self) -> None:
+        names = ", ".join(f"{one.lever.name}, seed {one.seed}" for one in self._training)
+        folders = ", ".join(one.folder for one in self._training)
+        interrupts.describe(f"while training {names}",
+                            f"the finished runs are kept and the ones in training have their "
+                            f"checkpoints ({folders}); run the same command again to resume "
+                            "the sweep")
+
+    def _train(self, one: Run) -> None:
+        print(f"training {one.lever.name}, seed {one.seed}: {one.log_path}", file=sys.stderr,
+              flush=True)
+        with self._lock:
+            self._training.append(one)
+            self._describe()
+        try:
+            self._run(one)
+        finally:
+            with self._lock:
+                self._training.remove(one)
+        if finished(one.log_path, one.task.score_line) is None:
+            raise SystemExit(f"{one.log_path} has no score at its end: see the log")
+
+    def train(self, runs: list[Run]) -> None:
+        with concurrent.futures.ThreadPoolExecutor(self._parallel) as pool:
+            try:  # from the first submit: a run may start before the last is queued
+                futures = [pool.submit(self._train, one) for one in runs]
+                for future in concurrent.futures.as_completed(futures):
+                    future.result()
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                CHILDREN.stop()
+                raise
+
+
 def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> None:
     parser = common.FlagParser(description=__doc__.split("\n")[0])
     parser.add_argument("--task", required=True, choices=sorted(TASKS))
@@ -279,6 +381,8 @@ def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> No
                         help="steps a run (default: the task's recipe)")
     parser.add_argument("--minutes", type=common.at_least(1), default=10000,
                         help="minutes a run at most (a step budget holds on a shared machine)")
+    parser.add_argument("--parallel", type=common.at_least(1), default=1,
+                        help="runs trained at once, the cores shared out between them")
     args = parser.parse_args(argv)
     levers = args.lever or [lever(text) for text in PLANNED[args.task]]
     names = [each.name for each in levers]
@@ -291,28 +395,20 @@ def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> No
     steps = args.train_steps or task.train_steps
     # New, empty, or a sweep of this script's to resume: never a folder of other files.
     root = output_paths.Paths("lever_table").work_folder("--root", args.root)
+    threads = 0 if args.parallel == 1 else max(1, (os.cpu_count() or 1) // args.parallel)
     runs = [Run(task, each, seed, os.path.join(root, f"{each.name}_seed{seed}"), steps,
-                args.minutes, usr_dir) for each in levers for seed in args.seeds]
+                args.minutes, usr_dir, threads) for each in levers for seed in args.seeds]
     check_records(runs)
-    scores: dict[str, dict[int, float]] = {each.name: {} for each in levers}
-    minutes: dict[str, list[int]] = {each.name: [] for each in levers}
     for one in runs:
         if not os.path.exists(one.record_path):  # as it starts (or a run of before records)
             with open(one.record_path, "w", encoding="utf-8") as record:
                 record.write(one.record)
-        result = finished(one.log_path, task.score_line)
-        if result is None:
-            print(f"training {one.lever.name}, seed {one.seed}: {one.log_path}", file=sys.stderr,
-                  flush=True)
-            interrupts.describe(
-                f"while training {one.lever.name}, seed {one.seed}",
-                f"the finished runs are kept and this one has its checkpoints ({one.folder}); "
-                "run the same command again to resume the sweep")
-            run(one)
-            result = finished(one.log_path, task.score_line)
-            if result is None:
-                raise SystemExit(f"{one.log_path} has no score at its end: see the log")
-        scores[one.lever.name][one.seed], spent = result
+    Sweep(run, args.parallel).train(
+        [one for one in runs if finished(one.log_path, task.score_line) is None])
+    scores: dict[str, dict[int, float]] = {each.name: {} for each in levers}
+    minutes: dict[str, list[int]] = {each.name: [] for each in levers}
+    for one in runs:
+        scores[one.lever.name][one.seed], spent = finished(one.log_path, task.score_line)
         minutes[one.lever.name].append(spent)
     print("\n".join(table(levers, scores, minutes)))
 

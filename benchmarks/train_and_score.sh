@@ -8,7 +8,9 @@
 # (BLEU for translation, EVALB F1 for parsing) and the wall time. MODEL
 # (default transformer) trains another registered model, e.g. an RNN. SEED
 # (t2t-trainer's --seed, default 1234) gives the seed spread. USR_DIR, if set, is
-# the --t2t_usr_dir registering PROBLEM or HPARAMS_SET. Used by
+# the --t2t_usr_dir registering PROBLEM or HPARAMS_SET. THREADS, if set, sizes
+# the trainer's and the decoder's two TensorFlow thread pools (one each for two
+# runs side by side on a 2-core CPU: lever_table.py --parallel). Used by
 # translate_multi30k.sh and parse_ptb_sample.sh, which set the variables.
 # (RAW_DIR, not TMP: Python's tempfile would write its temporary files into TMP.)
 set -euo pipefail
@@ -24,6 +26,10 @@ MODEL=${MODEL:-transformer}
 SEED=${SEED:-1234}
 USR=()
 if [ -n "${USR_DIR:-}" ]; then USR=(--t2t_usr_dir="$USR_DIR"); fi
+POOLS=()
+if [ -n "${THREADS:-}" ]; then
+  POOLS=(--intra_op_parallelism_threads="$THREADS" --inter_op_parallelism_threads="$THREADS")
+fi
 start=$(date +%s)
 
 read -r src ref < <(t2t-datagen "${USR[@]}" --problem="$PROBLEM" --data_dir="$ROOT/data" \
@@ -33,10 +39,10 @@ t2t-trainer "${USR[@]}" --problem="$PROBLEM" --model="$MODEL" --hparams_set="$HP
     --hparams="$HPARAMS" --seed="$SEED" \
     --data_dir="$ROOT/data" --output_dir="$ROOT/train" --train_steps="$TRAIN_STEPS" \
     --train_minutes="$MINUTES" --save_checkpoints_steps="$SAVE_STEPS" --keep_checkpoint_max=60 \
-    --eval_every_steps=1000 --eval_batches=20
+    --eval_every_steps=1000 --eval_batches=20 "${POOLS[@]}"
 trained=$(date +%s)
 t2t-avg-all --model_dir="$ROOT/train" --output_dir="$ROOT/avg" --n="$AVERAGE"
-t2t-decoder "${USR[@]}" --output_dir="$ROOT/avg" --decode_hparams="$DECODE" \
+t2t-decoder "${USR[@]}" "${POOLS[@]}" --output_dir="$ROOT/avg" --decode_hparams="$DECODE" \
     --decode_from_file="$src" --decode_to_file="$ROOT/$EVAL_SPLIT.decoded" \
     --decode_reference="$ref"
 end=$(date +%s)

@@ -1,7 +1,10 @@
 """benchmarks/lever_table.py: levers read from their flags, runs read from their logs
 (finished runs not trained again), and the verdict against the seed spread."""
 import os
+import signal
 import sys
+import threading
+import time
 
 import pytest
 
@@ -200,3 +203,67 @@ def test_a_lever_changed_under_its_name_is_refused_not_read_as_the_old_run(tmp_p
                                              "multi30k transformer_multi30k_tiny"):
             lever_table.main(["--task=multi30k_ende", root, "--seeds=1"] + changed,
                              run=lambda one: pytest.fail("trained a changed lever"))
+
+
+def test_parallel_runs_train_at_once_each_with_its_share_of_the_cores(tmp_path, monkeypatch,
+                                                                        capsys):
+    monkeypatch.setattr(lever_table.os, "cpu_count", lambda: 2)
+    together = threading.Barrier(2, timeout=20)  # broken unless two runs are in flight
+    scores = {("base", 1): 40.0, ("base", 2): 40.4, ("other", 1): 41.0, ("other", 2): 41.2}
+    trained, threads = [], []
+    write_log = fake_runs(scores, trained)
+
+    def run(one):
+        threads.append(one.threads)
+        together.wait()
+        write_log(one)
+    lever_table.main(["--task=multi30k_ende", f"--root={tmp_path}", "--seeds=1,2",
+                      "--parallel=2", "--lever=base=", "--lever=other=relu_dropout=0.2"],
+                     run=run)
+    assert sorted(trained) == sorted((name, seed, 4000) for name, seed in scores)
+    assert threads == [1, 1, 1, 1]
+    assert "| 41.00 / 41.20 | 41.10 |" in capsys.readouterr().out
+
+
+def test_an_interrupt_stops_the_parallel_runs_in_flight(tmp_path, monkeypatch):
+    started = threading.Barrier(3, timeout=20)  # both runs and the test
+    released = threading.Event()
+    stopped = []
+
+    def run(one):
+        started.wait()
+        released.wait(20)  # until the sweep stops it, as SIGTERM stops a trainer
+
+    def stop():
+        stopped.append(True)
+        released.set()
+    monkeypatch.setattr(lever_table.CHILDREN, "stop", stop)
+    main = threading.main_thread().ident
+    threading.Thread(target=lambda: (started.wait(),
+                                     signal.pthread_kill(main, signal.SIGINT))).start()
+    with pytest.raises(KeyboardInterrupt):
+        lever_table.main(["--task=multi30k_ende", f"--root={tmp_path}", "--seeds=1,2",
+                          "--parallel=2", "--lever=base="], run=run)
+    assert stopped == [True]
+
+
+def test_stopping_the_children_reaches_the_command_under_the_shell(tmp_path):
+    """SIGTERM must reach the trainer a script runs (so that it saves its step), not
+    only the shell, which would die and leave the trainer running orphaned."""
+    ready, saved = tmp_path / "ready", tmp_path / "saved"
+    inner = f"trap 'echo saved > {saved}; exit 143' TERM; touch {ready}; sleep 30 & wait"
+    children = lever_table.Children()
+    status = []
+    with open(tmp_path / "log", "w") as log:
+        worker = threading.Thread(target=lambda: status.append(
+            children.run(["bash", "-c", f'bash -c "{inner}"; echo the shell went on'],
+                         dict(os.environ), log)))
+        worker.start()
+        deadline = time.monotonic() + 20
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        children.stop(grace_seconds=20)
+        worker.join(20)
+    assert saved.read_text() == "saved\n"
+    assert status and status[0] != 0
+    assert "went on" not in (tmp_path / "log").read_text()
