@@ -340,8 +340,9 @@ class Sweep:
                             "the sweep")
 
     def _train(self, one: Run) -> None:
-        print(f"training {one.lever.name}, seed {one.seed}: {one.log_path}", file=sys.stderr,
-              flush=True)
+        # One write: print's line and its end would interleave with another thread's.
+        sys.stderr.write(f"training {one.lever.name}, seed {one.seed}: {one.log_path}\n")
+        sys.stderr.flush()
         with self._lock:
             self._training.append(one)
             self._describe()
