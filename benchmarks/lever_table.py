@@ -65,6 +65,7 @@ class Task:
     train_steps: int
     save_steps: int
     average: int
+    model: str = "transformer"
 
 
 MULTI30K_DECODE = "beam_size=4,alpha=1.0,batch_size=64"  # docs/RESULTS.md, chosen on val
@@ -79,6 +80,11 @@ TASKS = {
     "parsing_slice": Task("parsing_english_ptb_sample_lexical_tune", "transformer_parsing_sample",
                           "../shared/data/ptb_sample", "beam_size=10,alpha=2.0,batch_size=32",
                           "F1 ", 4600, 200, 10),
+    # Issue 60's LSTM with attention on the slice: 3,500 steps, as its attention aligns
+    # only after about 2,000 (benchmarks/lstm_parse_levers.sh); the problem's decoding.
+    "lstm_parsing_slice": Task("parsing_english_ptb_sample_lexical_tune", "lstm_attention_parsing",
+                               "../shared/data/ptb_sample", "batch_size=32", "F1 ", 3500, 250, 5,
+                               model="lstm_seq2seq_attention_luong"),
 }
 # The README's single models (the parsing set holds the slice's recipe) and the
 # levers issue 62 names. In float32: the README's Multi30k rows trained in bfloat16
@@ -103,6 +109,19 @@ PLANNED = {
     "parsing_slice": ("baseline=", "relative@transformer_relative_parsing_sample=",
                       "dropout_0.3=layer_prepostprocess_dropout=0.3",
                       "label_smoothing_0.2=label_smoothing=0.2"),
+    # Issue 60's levers over the set (U(-0.1, 0.1) init, its default): the old Keras
+    # init, one softmax matrix, labelled closers, warmup, the papers' SGD with a
+    # per-sentence loss, the general score; XX targets last.
+    "lstm_parsing_slice": (
+        "uniform_init=", "keras_init=initializer=keras",
+        "tied_softmax=shared_embedding=true,shared_embedding_and_softmax_weights=true",
+        "labelled_closers:parsing_english_ptb_sample_lexical_labelled_tune=",
+        "warmup=learning_rate_schedule=linear_warmup,learning_rate_warmup_steps=500",
+        "sgd_sentences=optimizer=sgd,learning_rate=1.0,loss_normalizer=sentences,"
+        "label_smoothing=0.0",
+        "general_score=attention_score=general",
+        "xx:parsing_english_ptb_sample_tune=",
+        "xx_labelled_closers:parsing_english_ptb_sample_labelled_tune="),
 }
 LEVER = re.compile(r"(?P<name>[\w.+-]+)(@(?P<hparams_set>\w+))?(:(?P<problem>\w+))?"
                    r"=(?P<hparams>.*)")
@@ -255,7 +274,7 @@ def train_and_score(run: Run) -> None:
     """One run of benchmarks/train_and_score.sh, its output in ``run.log_path``."""
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_and_score.sh")
     task = run.task
-    env = dict(os.environ, PROBLEM=run.problem, USR_DIR=run.usr_dir,
+    env = dict(os.environ, PROBLEM=run.problem, USR_DIR=run.usr_dir, MODEL=task.model,
                HPARAMS_SET=run.hparams_set, HPARAMS=run.lever.hparams,
                RAW_DIR=task.raw_dir, EVAL_SPLIT="dev", DECODE=task.decode, SEED=str(run.seed),
                ROOT=run.folder, TRAIN_STEPS=str(run.train_steps), MINUTES=str(run.minutes),
@@ -377,6 +396,9 @@ def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> No
     parser.add_argument("--t2t_usr_dir", default=DEFAULT_USR_DIR,
                         help="the package registering the levers' problems and sets "
                              "(default: benchmarks/multi30k_vocab, the planned vocabularies)")
+    parser.add_argument("--only", type=lambda text: text.split(","), default=None,
+                        help="NAME,NAME: of the task's planned levers, only these (the "
+                             "first planned, the baseline, always)")
     parser.add_argument("--seeds", type=seed_list, default=[1234, 2])
     parser.add_argument("--train_steps", type=common.at_least(1), default=None,
                         help="steps a run (default: the task's recipe)")
@@ -386,6 +408,14 @@ def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> No
                         help="runs trained at once, the cores shared out between them")
     args = parser.parse_args(argv)
     levers = args.lever or [lever(text) for text in PLANNED[args.task]]
+    if args.only is not None:
+        if args.lever:
+            parser.error("--only picks among the planned levers; --lever gives them itself")
+        unknown = sorted(set(args.only) - {each.name for each in levers})
+        if unknown:
+            parser.error(f"--only: no planned lever {', '.join(unknown)} for --task="
+                         f"{args.task}; the planned: {', '.join(e.name for e in levers)}")
+        levers = [levers[0]] + [each for each in levers[1:] if each.name in args.only]
     names = [each.name for each in levers]
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:

@@ -38,7 +38,8 @@ def test_a_lever_names_its_set_and_overrides():
     (["--lever=a=", "--seeds=1,1"], "names a seed twice"),
     (["--lever=a=", "--seeds=1,x"], "not a comma-separated list of seeds"),
     (["--lever=a=", "--task=wmt"],
-     "invalid choice: 'wmt' (choose from 'multi30k_ende', 'multi30k_enfr', 'parsing_slice')"),
+     "invalid choice: 'wmt' (choose from 'lstm_parsing_slice', 'multi30k_ende', 'multi30k_enfr', "
+     "'parsing_slice')"),
 ])
 def test_bad_flags_are_refused_in_one_line(flags, message, tmp_path, capsys):
     given = {flag.split("=")[0] for flag in flags}
@@ -267,3 +268,31 @@ def test_stopping_the_children_reaches_the_command_under_the_shell(tmp_path):
     assert saved.read_text() == "saved\n"
     assert status and status[0] != 0
     assert "went on" not in (tmp_path / "log").read_text()
+
+
+def test_only_trains_the_named_planned_levers_after_the_baseline(tmp_path):
+    planned = [lever_table.lever(text) for text in lever_table.PLANNED["lstm_parsing_slice"]]
+    scores = {(each.name, 1): 30.0 for each in planned}
+    trained, models = [], []
+    write_log = fake_runs(scores, trained, lever_table.TASKS["lstm_parsing_slice"].score_line)
+
+    def run(one):
+        models.append(one.task.model)
+        write_log(one)
+    lever_table.main(["--task=lstm_parsing_slice", f"--root={tmp_path}", "--seeds=1",
+                      "--only=warmup,xx"], run=run)
+    assert [name for name, _, _ in trained] == ["uniform_init", "warmup", "xx"]
+    assert set(models) == {"lstm_seq2seq_attention_luong"}
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--only=warmup,typo"], "--only: no planned lever typo for --task=lstm_parsing_slice; "
+                             "the planned: uniform_init, keras_init"),
+    (["--only=warmup", "--lever=a="], "--only picks among the planned levers"),
+])
+def test_only_names_planned_levers(flags, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        lever_table.main(["--task=lstm_parsing_slice", f"--root={tmp_path}"] + flags,
+                         run=lambda one: pytest.fail("trained on bad flags"))
+    assert stopped.value.code == 2
+    assert message in capsys.readouterr().err
