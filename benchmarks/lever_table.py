@@ -111,7 +111,7 @@ PLANNED = {
                       "label_smoothing_0.2=label_smoothing=0.2"),
     # Issue 60's levers over the set (U(-0.1, 0.1) init, its default): the old Keras
     # init, one softmax matrix, labelled closers, warmup, the papers' SGD with a
-    # per-sentence loss, the general score; XX targets last.
+    # per-sentence loss, the general score, a bidirectional encoder; XX targets last.
     "lstm_parsing_slice": (
         "uniform_init=", "keras_init=initializer=keras",
         "tied_softmax=shared_embedding=true,shared_embedding_and_softmax_weights=true",
@@ -120,6 +120,7 @@ PLANNED = {
         "sgd_sentences=optimizer=sgd,learning_rate=1.0,loss_normalizer=sentences,"
         "label_smoothing=0.0",
         "general_score=attention_score=general",
+        "bidirectional=bidirectional_encoder=true",
         "xx:parsing_english_ptb_sample_tune=",
         "xx_labelled_closers:parsing_english_ptb_sample_labelled_tune="),
 }
