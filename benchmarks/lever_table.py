@@ -26,7 +26,7 @@ what each run was).
 With ``--parallel=N``, N runs train at once, each with a share of the cores for
 its TensorFlow thread pools: on a 2-core CPU two runs of one thread each train
 about 1.2x the steps of one run with both (docs/RESULTS.md, "Levers on Multi30k
-val"), though each run's minutes double. An interrupt (Ctrl-C, SIGTERM) is passed
+val"), though each run takes about 1.7x the minutes. An interrupt (Ctrl-C, SIGTERM) is passed
 on to every run in training as SIGTERM, so each saves its step before the sweep
 ends.
 
