@@ -1,5 +1,6 @@
-"""benchmarks/lever_table.py: levers read from their flags, runs read from their logs
-(finished runs not trained again), and the verdict against the seed spread."""
+"""benchmarks/lever_table.py and training_runs.py: levers read from their flags, runs
+read from their logs (finished runs not trained again), and the verdict against the
+seed spread."""
 import os
 import signal
 import sys
@@ -11,6 +12,7 @@ import pytest
 # The benchmarks run as scripts, importing their siblings (lever_table: sweep_decode).
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks"))
 import lever_table  # noqa: E402
+import training_runs  # noqa: E402
 
 BLEU = "tokenized BLEU (lowercased)"
 
@@ -24,12 +26,12 @@ def log_text(score: float, minutes: int = 30, score_line: str = BLEU) -> str:
 
 
 def test_a_lever_names_its_set_and_overrides():
-    assert lever_table.lever("relative@transformer_relative_multi30k_tiny=") == lever_table.Lever(
+    assert training_runs.lever("relative@transformer_relative_multi30k_tiny=") == training_runs.Lever(
         "relative", "transformer_relative_multi30k_tiny", "")
-    assert lever_table.lever("dropout_0.2=layer_prepostprocess_dropout=0.2,label_smoothing=0") == \
-        lever_table.Lever("dropout_0.2", "", "layer_prepostprocess_dropout=0.2,label_smoothing=0")
-    assert lever_table.lever("v@transformer_multi30k:translate_ende_multi30k_vocab4000=") == \
-        lever_table.Lever("v", "transformer_multi30k", "", "translate_ende_multi30k_vocab4000")
+    assert training_runs.lever("dropout_0.2=layer_prepostprocess_dropout=0.2,label_smoothing=0") == \
+        training_runs.Lever("dropout_0.2", "", "layer_prepostprocess_dropout=0.2,label_smoothing=0")
+    assert training_runs.lever("v@transformer_multi30k:translate_ende_multi30k_vocab4000=") == \
+        training_runs.Lever("v", "transformer_multi30k", "", "translate_ende_multi30k_vocab4000")
 
 
 @pytest.mark.parametrize("flags, message", [
@@ -53,25 +55,25 @@ def test_bad_flags_are_refused_in_one_line(flags, message, tmp_path, capsys):
 
 def test_a_log_without_its_end_is_not_finished(tmp_path):
     log = tmp_path / "run.log"
-    assert lever_table.finished(str(log), BLEU) is None
+    assert training_runs.finished(str(log), BLEU) is None
     log.write_text("07:01:03 step 100: loss 5.0\n")
-    assert lever_table.finished(str(log), BLEU) is None
+    assert training_runs.finished(str(log), BLEU) is None
     log.write_text(log_text(40.5, minutes=31))
-    assert lever_table.finished(str(log), BLEU) == (40.5, 31)
+    assert training_runs.finished(str(log), BLEU) == (40.5, 31)
 
 
 def test_a_resumed_runs_log_gives_its_last_report(tmp_path):
     log = tmp_path / "run.log"
     # An attempt that decoded, then stopped before its end line; then the resumed run.
     log.write_text(log_text(39.0).rsplit("training:", 1)[0] + log_text(40.25, minutes=12))
-    assert lever_table.finished(str(log), BLEU) == (40.25, 12)
+    assert training_runs.finished(str(log), BLEU) == (40.25, 12)
 
 
 def test_a_parsing_log_is_scored_by_its_f1_line(tmp_path):
     log = tmp_path / "run.log"
     log.write_text("F1 78.71 (EVALB, COLLINS.prm; 273 sentences)\n-- All --\n"
                    "Bracketing FMeasure       =  78.71\ntraining: 40 min; everything: 41 min\n")
-    assert lever_table.finished(str(log), lever_table.TASKS["parsing_slice"].score_line) == \
+    assert training_runs.finished(str(log), training_runs.TASKS["parsing_slice"].score_line) == \
         (78.71, 40)
 
 
@@ -118,7 +120,7 @@ def test_finished_runs_are_read_not_trained_again(tmp_path, capsys):
     trained = []
     lever_table.main(argv, run=fake_runs(scores, trained))
     # The interrupted run is trained again (the trainer resumes it), with the task's steps.
-    assert trained == [("base", 2, lever_table.TASKS["multi30k_enfr"].train_steps)]
+    assert trained == [("base", 2, training_runs.TASKS["multi30k_enfr"].train_steps)]
     assert "| 40.00 / 40.40 | 40.20 |" in capsys.readouterr().out
 
 
@@ -154,16 +156,16 @@ def test_a_levers_bad_hparams_are_refused_before_anything_trains(tmp_path):
     assert "--lever=typo" in str(refused.value)
 
 
-@pytest.mark.parametrize("task", sorted(lever_table.TASKS))
+@pytest.mark.parametrize("task", sorted(training_runs.TASKS))
 def test_without_levers_the_tasks_planned_ones_run(task, tmp_path):
-    planned = [lever_table.lever(text) for text in lever_table.PLANNED[task]]
+    planned = [training_runs.lever(text) for text in lever_table.PLANNED[task]]
     # Each one's problem is registered (benchmarks/multi30k_vocab's, by default) and
     # its overrides parse on its set.
-    lever_table.check_levers(lever_table.TASKS[task], planned, lever_table.DEFAULT_USR_DIR)
+    training_runs.check_levers(training_runs.TASKS[task], planned, training_runs.DEFAULT_USR_DIR)
     scores = {(each.name, 1): 40.0 for each in planned}
     trained = []
     lever_table.main([f"--task={task}", f"--root={tmp_path}", "--seeds=1"],
-                     run=fake_runs(scores, trained, lever_table.TASKS[task].score_line))
+                     run=fake_runs(scores, trained, training_runs.TASKS[task].score_line))
     assert [name for name, _, _ in trained] == [each.name for each in planned]
 
 
@@ -179,7 +181,7 @@ def test_a_lever_on_another_problem_trains_it_with_the_usr_dir_that_registers_it
     assert [(one.problem, one.hparams_set) for one in runs] == [
         ("translate_enfr_multi30k", "transformer_multi30k_tiny"),
         ("translate_enfr_multi30k_vocab4000", "transformer_multi30k_tiny")]
-    assert {one.usr_dir for one in runs} == {lever_table.DEFAULT_USR_DIR}
+    assert {one.usr_dir for one in runs} == {training_runs.DEFAULT_USR_DIR}
     assert (tmp_path / "v_seed1.lever").read_text().startswith(
         "translate_enfr_multi30k_vocab4000 transformer_multi30k_tiny [label_smoothing=0.2]")
     assert "| v | `translate_enfr_multi30k_vocab4000 label_smoothing=0.2` |" in \
@@ -238,7 +240,7 @@ def test_an_interrupt_stops_the_parallel_runs_in_flight(tmp_path, monkeypatch):
     def stop():
         stopped.append(True)
         released.set()
-    monkeypatch.setattr(lever_table.CHILDREN, "stop", stop)
+    monkeypatch.setattr(training_runs.CHILDREN, "stop", stop)
     main = threading.main_thread().ident
     threading.Thread(target=lambda: (started.wait(),
                                      signal.pthread_kill(main, signal.SIGINT))).start()
@@ -253,7 +255,7 @@ def test_stopping_the_children_reaches_the_command_under_the_shell(tmp_path):
     only the shell, which would die and leave the trainer running orphaned."""
     ready, saved = tmp_path / "ready", tmp_path / "saved"
     inner = f"trap 'echo saved > {saved}; exit 143' TERM; touch {ready}; sleep 30 & wait"
-    children = lever_table.Children()
+    children = training_runs.Children()
     status = []
     with open(tmp_path / "log", "w") as log:
         worker = threading.Thread(target=lambda: status.append(
@@ -271,10 +273,10 @@ def test_stopping_the_children_reaches_the_command_under_the_shell(tmp_path):
 
 
 def test_only_trains_the_named_planned_levers_after_the_baseline(tmp_path):
-    planned = [lever_table.lever(text) for text in lever_table.PLANNED["lstm_parsing_slice"]]
+    planned = [training_runs.lever(text) for text in lever_table.PLANNED["lstm_parsing_slice"]]
     scores = {(each.name, 1): 30.0 for each in planned}
     trained, models = [], []
-    write_log = fake_runs(scores, trained, lever_table.TASKS["lstm_parsing_slice"].score_line)
+    write_log = fake_runs(scores, trained, training_runs.TASKS["lstm_parsing_slice"].score_line)
 
     def run(one):
         models.append(one.task.model)
