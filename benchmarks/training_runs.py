@@ -57,7 +57,7 @@ TASKS = {
                                model="lstm_seq2seq_attention_luong"),
 }
 LEVER = re.compile(r"(?P<name>[\w.+-]+)(@(?P<hparams_set>\w+))?(:(?P<problem>\w+))?"
-                   r"=(?P<hparams>.*)")
+                   r"(/(?P<steps>[1-9]\d*))?=(?P<hparams>.*)")
 DEFAULT_USR_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "multi30k_vocab")
 DONE = re.compile(r"^training: (\d+) min; everything: \d+ min$", re.MULTILINE)
 
@@ -68,6 +68,7 @@ class Lever:
     hparams_set: str  # "" = the task's
     hparams: str
     problem: str = ""  # "" = the task's
+    steps: int = 0  # 0 = the sweep's budget (another: a lever that costs more a step)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,6 +82,7 @@ class Run:
     minutes: int
     usr_dir: str = ""  # --t2t_usr_dir: the registrations of a lever's problem or set
     threads: int = 0  # each TensorFlow thread pool's size (0: TensorFlow's choice)
+    save_steps: int = 0  # the checkpoint interval (0: the task's)
 
     @property
     def log_path(self) -> str:
@@ -100,20 +102,23 @@ class Run:
 
     @property
     def record(self) -> str:
-        """What the run is: problem, set, overrides and steps."""
+        """What the run is: problem, set, overrides, steps (and checkpoint interval,
+        if not the task's)."""
+        interval = f", a checkpoint every {self.save_steps}" if self.save_steps else ""
         return (f"{self.problem} {self.hparams_set} [{self.lever.hparams}] "
-                f"{self.train_steps} steps\n")
+                f"{self.train_steps} steps{interval}\n")
 
 
 def lever(text: str) -> Lever:
-    """An argparse ``type``: NAME[@HPARAMS_SET][:PROBLEM]=HPARAMS."""
+    """An argparse ``type``: NAME[@HPARAMS_SET][:PROBLEM][/STEPS]=HPARAMS."""
     match = LEVER.fullmatch(text)
     if not match:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not NAME[@HPARAMS_SET][:PROBLEM]=HPARAMS (a name of letters, "
-            "digits, '.', '+', '-' or '_'; HPARAMS may be empty: the set as it is)")
+            f"{text!r} is not NAME[@HPARAMS_SET][:PROBLEM][/STEPS]=HPARAMS (a name of "
+            "letters, digits, '.', '+', '-' or '_'; STEPS a positive whole number; HPARAMS "
+            "may be empty: the set as it is)")
     return Lever(match["name"], match["hparams_set"] or "", match["hparams"],
-                 match["problem"] or "")
+                 match["problem"] or "", int(match["steps"] or 0))
 
 
 def check_levers(task: Task, levers: list[Lever], usr_dir: str) -> None:
@@ -211,7 +216,7 @@ def train_and_score(run: Run) -> None:
                HPARAMS_SET=run.hparams_set, HPARAMS=run.lever.hparams,
                RAW_DIR=task.raw_dir, EVAL_SPLIT="dev", DECODE=task.decode, SEED=str(run.seed),
                ROOT=run.folder, TRAIN_STEPS=str(run.train_steps), MINUTES=str(run.minutes),
-               SAVE_STEPS=str(task.save_steps), AVERAGE=str(task.average),
+               SAVE_STEPS=str(run.save_steps or task.save_steps), AVERAGE=str(task.average),
                THREADS=str(run.threads or ""))
     with open(run.log_path, "a", encoding="utf-8") as log:
         status = CHILDREN.run(["bash", script], env, log)

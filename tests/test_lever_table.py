@@ -26,16 +26,41 @@ def log_text(score: float, minutes: int = 30, score_line: str = BLEU) -> str:
 
 
 def test_a_lever_names_its_set_and_overrides():
-    assert training_runs.lever("relative@transformer_relative_multi30k_tiny=") == training_runs.Lever(
+    lever, Lever = training_runs.lever, training_runs.Lever
+    assert lever("relative@transformer_relative_multi30k_tiny=") == Lever(
         "relative", "transformer_relative_multi30k_tiny", "")
-    assert training_runs.lever("dropout_0.2=layer_prepostprocess_dropout=0.2,label_smoothing=0") == \
-        training_runs.Lever("dropout_0.2", "", "layer_prepostprocess_dropout=0.2,label_smoothing=0")
-    assert training_runs.lever("v@transformer_multi30k:translate_ende_multi30k_vocab4000=") == \
-        training_runs.Lever("v", "transformer_multi30k", "", "translate_ende_multi30k_vocab4000")
+    assert lever("dropout_0.2=layer_prepostprocess_dropout=0.2,label_smoothing=0") == \
+        Lever("dropout_0.2", "", "layer_prepostprocess_dropout=0.2,label_smoothing=0")
+    assert lever("v@transformer_multi30k:translate_ende_multi30k_vocab4000=") == \
+        Lever("v", "transformer_multi30k", "", "translate_ende_multi30k_vocab4000")
+    assert lever("u/2000=gradient_accumulation_steps=2") == \
+        Lever("u", "", "gradient_accumulation_steps=2", "", 2000)
+
+
+def test_a_lever_with_its_own_steps_keeps_the_averaged_share_of_its_training(tmp_path,
+                                                                               capsys):
+    trained, intervals = [], []
+    write_log = fake_runs({("base", 1): 40.0, ("big", 1): 41.0}, trained)
+
+    def run(one):
+        intervals.append(one.save_steps)
+        write_log(one)
+    lever_table.main(["--task=multi30k_ende", f"--root={tmp_path}", "--seeds=1",
+                      "--lever=base=", "--lever=big/2000=gradient_accumulation_steps=2"],
+                     run=run)
+    assert trained == [("base", 1, 4000), ("big", 1, 2000)]
+    assert intervals == [0, 100]  # the task's 200 for 4,000 steps, halved with the steps
+    assert (tmp_path / "big_seed1.lever").read_text() == (
+        "translate_ende_multi30k transformer_multi30k_tiny [gradient_accumulation_steps=2] "
+        "2000 steps, a checkpoint every 100\n")
+    assert (tmp_path / "base_seed1.lever").read_text().endswith("] 4000 steps\n")
+    assert "| big | `gradient_accumulation_steps=2`, 2000 steps | 1 | 41.00 |" in \
+        capsys.readouterr().out
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--lever=no equals sign"], "is not NAME[@HPARAMS_SET][:PROBLEM]=HPARAMS"),
+    (["--lever=no equals sign"], "is not NAME[@HPARAMS_SET][:PROBLEM][/STEPS]=HPARAMS"),
+    (["--lever=a/0="], "STEPS a positive whole number"),
     (["--lever=a=", "--lever=a=relu_dropout=0.1"], "the name a is given twice"),
     (["--lever=a=", "--seeds=1,1"], "names a seed twice"),
     (["--lever=a=", "--seeds=1,x"], "not a comma-separated list of seeds"),
