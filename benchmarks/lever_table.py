@@ -20,7 +20,7 @@ comes first; the last checkpoints averaged; the task's split decoded with the
 decode settings earlier runs chose on it) into ``ROOT/NAME_seedSEED``, its log
 ``ROOT/NAME_seedSEED.log``. A run whose log ends with its score is read, not
 trained again: an interrupted sweep picks up where it stopped (the interrupted run
-resumes from its last checkpoint; its minutes are then its last attempt's), and
+resumes from its last checkpoint; its minutes are those of all its attempts), and
 seeds or levers can be added to a finished one. A lever whose overrides or step
 budget changed under the same name is refused (``NAME_seedSEED.lever`` records
 what each run was).

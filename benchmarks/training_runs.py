@@ -60,6 +60,7 @@ LEVER = re.compile(r"(?P<name>[\w.+-]+)(@(?P<hparams_set>\w+))?(:(?P<problem>\w+
                    r"(/(?P<steps>[1-9]\d*))?=(?P<hparams>.*)")
 DEFAULT_USR_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "multi30k_vocab")
 DONE = re.compile(r"^training: (\d+) min; everything: \d+ min$", re.MULTILINE)
+TRAINING_MINUTES = re.compile(r'^\{"step": .*"training_minutes": ([\d.]+)', re.MULTILINE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,7 +150,9 @@ def seed_list(text: str) -> list[int]:
 
 
 def finished(log_path: str, score_line: str) -> tuple[float, int] | None:
-    """(score, training minutes) of a run whose log ends with its score, else None."""
+    """(score, training minutes) of a run whose log ends with its score, else None.
+    The minutes are the trainer's count over all the run's attempts (its summary's
+    ``training_minutes``); in a log of before it, the script's, of the last attempt."""
     if not os.path.exists(log_path):
         return None
     with open(log_path, encoding="utf-8", errors="replace") as log:
@@ -159,7 +162,9 @@ def finished(log_path: str, score_line: str) -> tuple[float, int] | None:
         return None
     # The last report before the end: a resumed run's log holds its earlier attempts.
     report = text[:done.start()].splitlines()[::-1]
-    return headline(report, score_line), int(done.group(1))
+    counted = TRAINING_MINUTES.findall(text[:done.start()])
+    minutes = round(float(counted[-1])) if counted else int(done.group(1))
+    return headline(report, score_line), minutes
 
 
 class Children:

@@ -26,7 +26,9 @@ def parser() -> argparse.ArgumentParser:
     common.add_data_options_flag(p)
     p.add_argument("--train_steps", type=common.at_least(1), default=250000)
     p.add_argument("--train_minutes", type=common.non_negative_float, default=0.0,
-                   help="stop after this many minutes of training (0 = no limit)")
+                   help="stop after this many minutes of training in all the run's "
+                        "attempts, as --train_steps counts its steps: a resumed run trains "
+                        "the minutes left (0 = no limit)")
     p.add_argument("--eval_every_steps", "--local_eval_frequency", type=common.at_least(1),
                    default=1000,
                    help="evaluate on the dev split every N steps (and at the end)")

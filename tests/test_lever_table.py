@@ -94,6 +94,14 @@ def test_a_resumed_runs_log_gives_its_last_report(tmp_path):
     assert training_runs.finished(str(log), BLEU) == (40.25, 12)
 
 
+def test_a_resumed_runs_minutes_are_the_trainers_count_over_its_attempts(tmp_path):
+    log = tmp_path / "run.log"
+    summary = '{"step": 4000, "loss": 1.68, "training_minutes": 57.6}\n'
+    log.write_text(log_text(39.0).rsplit("training:", 1)[0] + summary
+                   + log_text(40.25, minutes=12))
+    assert training_runs.finished(str(log), BLEU) == (40.25, 58)
+
+
 def test_a_parsing_log_is_scored_by_its_f1_line(tmp_path):
     log = tmp_path / "run.log"
     log.write_text("F1 78.71 (EVALB, COLLINS.prm; 273 sentences)\n-- All --\n"

@@ -2,6 +2,8 @@
 import dataclasses
 import gc
 import logging
+import time
+import types
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ from t2t_lite.decoding.settings import decode_settings
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.problems.algorithmic import fresh_binary_strings, reversal_accuracy_by_length
+from t2t_lite.training import run_checkpoints
 from t2t_lite.training.checkpoints import restore_model
 from t2t_lite.training.trainer import Trainer
 from toys import SmallReverse, fixed_reverse_batches, make_trainer, training_hparams
@@ -145,6 +148,39 @@ def test_resume_continues_from_checkpoint(reverse_data, tmp_path, caplog):
     for a, b in zip(second.model.get_weights(), restored.get_weights()):
         np.testing.assert_array_equal(a, b)
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-5")
+
+
+def test_train_minutes_hold_for_the_run_across_its_attempts(reverse_data, tmp_path, caplog,
+                                                            monkeypatch):
+    """A resumed run trains the minutes its earlier attempts left, as it trains the
+    steps they left: each checkpoint records the run's training time so far."""
+    real = time.monotonic
+    started = []
+
+    def ten_minutes_on():  # the first reading starts the clock; later ones are 10 min on
+        started.append(real())
+        return started[0] + (600.0 if len(started) > 1 else 0.0)
+    monkeypatch.setattr(run_checkpoints, "time", types.SimpleNamespace(monotonic=ten_minutes_on))
+    first = make_trainer(reverse_data, tmp_path, training_hparams(), train_steps=2,
+                         save_checkpoints_steps=2, eval_batches=1)
+    first.train()
+    assert 600_000 <= int(first.checkpoint.training_ms) < 660_000
+    assert first.run_summary()["training_minutes"] == int(first.checkpoint.training_ms) / 60000
+    monkeypatch.undo()
+    caplog.set_level(logging.INFO)
+    spent = make_trainer(reverse_data, tmp_path, training_hparams(), train_steps=10,
+                         train_minutes=10, eval_batches=1)
+    spent.train()
+    assert spent.step == 2
+    assert f"nothing to train: the run in {tmp_path} has trained 10:0" in caplog.text
+    assert "train_minutes is 10 (raise it to train on)" in caplog.text
+    assert "at step 2, after 10:0" in caplog.text
+    more = make_trainer(reverse_data, tmp_path, training_hparams(), train_steps=3,
+                        train_minutes=11, eval_batches=1)
+    more.train()
+    assert more.step == 3
+    assert more._deadline < time.monotonic() + 60  # the one minute left, not eleven
+    assert int(more.checkpoint.training_ms) > int(first.checkpoint.training_ms)
 
 
 def test_training_traces_once_per_batch_shape_at_most(reverse_data, tmp_path):

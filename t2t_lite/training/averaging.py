@@ -8,7 +8,8 @@ Works on TF2 object-based checkpoints (``tf.train.CheckpointManager``'s
 ``ckpt-N``). Every floating-point tensor is averaged (in float64, then cast
 back); every other tensor (the step and save counters, the optimizer's
 iteration count, the object-graph proto ``_CHECKPOINTABLE_OBJECT_GRAPH``, the
-trainer's record of the architecture hparams) is copied from the newest checkpoint. Optimizer slots (Adam moments) are floats
+trainer's record of the architecture hparams and of the run's training time) is
+copied from the newest checkpoint. Optimizer slots (Adam moments) are floats
 and so are averaged too, as tensor2tensor's avg_checkpoints did; the result is
 meant for decoding, and training can still resume from it. Because the keys
 and the object graph are unchanged, the averaged checkpoint restores into the

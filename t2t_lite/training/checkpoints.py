@@ -38,18 +38,33 @@ def architecture(model: keras.Model) -> dict:
 
 def training_checkpoint(model: keras.Model, optimizer: keras.optimizers.Optimizer,
                         data_identity: dict[str, str]) -> tf.train.Checkpoint:
-    """The checkpoint t2t-trainer writes: model variables, optimizer state, and a
+    """The checkpoint t2t-trainer writes: model variables, optimizer state, a
     record of the model's ``architecture`` with the run's ``data_identity``
-    (``Experiment.data_identity``: the problem and vocabulary the weights mean)."""
+    (``Experiment.data_identity``: the problem and vocabulary the weights mean), and
+    the training time of its steps in all the run's attempts (``training_ms``: a
+    whole number, so that averaging copies the newest's rather than averaging it)."""
     record = tf.Variable(json.dumps({**architecture(model), **data_identity}, sort_keys=True),
                          trainable=False)
     return tf.train.Checkpoint(model=model_variables(model), optimizer=optimizer,
-                               architecture=record)
+                               architecture=record,
+                               training_ms=tf.Variable(0, dtype=tf.int64, trainable=False))
 
 
 def restorable_part(checkpoint: tf.train.Checkpoint) -> tf.train.Checkpoint:
-    """A ``training_checkpoint``'s model and optimizer, without the architecture record."""
+    """A ``training_checkpoint``'s model and optimizer, without the architecture record
+    (checked, not restored) and the training time (not in checkpoints of before)."""
     return tf.train.Checkpoint(model=checkpoint.model, optimizer=checkpoint.optimizer)
+
+
+def restore_training_time(checkpoint: tf.train.Checkpoint, path: str) -> bool:
+    """``checkpoint.training_ms`` from ``path``; False (left at 0) when ``path``
+    predates the record."""
+    reader = tf.train.load_checkpoint(path)
+    key = "training_ms/.ATTRIBUTES/VARIABLE_VALUE"
+    if not reader.has_tensor(key):
+        return False
+    checkpoint.training_ms.assign(reader.get_tensor(key))
+    return True
 
 
 def architecture_record(checkpoint: tf.train.Checkpoint) -> dict:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import time
 from typing import Callable, Iterator
 
 import tensorflow as tf
@@ -36,11 +37,13 @@ import tensorflow as tf
 from t2t_lite import interrupts
 from t2t_lite.errors import op_error_detail
 from t2t_lite.experiment import HPARAMS_FILE
+from t2t_lite.progress import format_duration
 from t2t_lite.training.checkpoint_state import (INDEX, check_architecture, checkpoint_step,
                                                 checkpoints_on_disk, damage,
                                                 recorded_architecture, resume_checkpoint,
                                                 write_index)
-from t2t_lite.training.checkpoints import architecture_record, restorable_part
+from t2t_lite.training.checkpoints import (architecture_record, restorable_part,
+                                          restore_training_time)
 from t2t_lite.training.distribute import is_chief
 
 _COMPLETE_STATE = re.compile(r"ckpt-(\d+)\.index")
@@ -72,6 +75,20 @@ class RunCheckpoints:
         # The fingerprint of the shards the input reads (tfrecords.shards_fingerprint),
         # saved with its position: a position is restored only over the same shards.
         self.input_shards = ""
+        self._clock_from: float | None = None  # this attempt's start (start_clock)
+        self._ms_before = 0  # the training time of the attempts before it
+
+    def start_clock(self) -> None:
+        """Counts training time from now on top of the restored checkpoint's: each save
+        records the run's training time in all its attempts."""
+        self._ms_before = int(self.checkpoint.training_ms)
+        self._clock_from = time.monotonic()
+
+    def training_ms(self) -> int:
+        """The run's training time so far, in all its attempts (milliseconds)."""
+        if self._clock_from is None:
+            return int(self.checkpoint.training_ms)
+        return self._ms_before + int((time.monotonic() - self._clock_from) * 1000)
 
     @property
     def manager(self) -> tf.train.CheckpointManager:
@@ -104,7 +121,13 @@ class RunCheckpoints:
             restorable_part(self.checkpoint).restore(latest).assert_existing_objects_matched(
             ).expect_partial()
             self.saved_step = step_of()
-            logging.info("resumed from %s at step %d", latest, self.saved_step)
+            if restore_training_time(self.checkpoint, latest):
+                logging.info("resumed from %s at step %d, after %s of training", latest,
+                             self.saved_step,
+                             format_duration(int(self.checkpoint.training_ms) / 1000.0))
+            else:
+                logging.info("resumed from %s at step %d (its training time is not recorded: "
+                             "--train_minutes counts from now)", latest, self.saved_step)
         return step_of()
 
     def input_state_damage(self, step: int) -> str | None:
@@ -170,6 +193,7 @@ class RunCheckpoints:
         self.saved_step = step
 
     def _write(self, step: int) -> None:
+        self.checkpoint.training_ms.assign(self.training_ms())
         if self._input is not None:
             self._input.write(self._input_prefix(step))
             self._forget_old_input_states()

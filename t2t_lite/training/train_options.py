@@ -16,7 +16,7 @@ from t2t_lite.training.warm_start import WarmStart
 class TrainOptions:
     """How long to train and how often to evaluate, save and log."""
     train_steps: int = 1000
-    train_minutes: float = 0.0  # stop (and save) after this much training; 0 = no limit
+    train_minutes: float = 0.0  # stop (and save) after this much training in all attempts; 0 = none
     eval_every_steps: int = 1000
     eval_batches: int = 0  # 0: the whole dev split
     save_checkpoints_steps: int = 1000

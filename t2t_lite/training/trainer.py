@@ -200,9 +200,20 @@ class Trainer:
         self.checkpoints.follow_input(iterator, self.step)
         writer = self._writer("train")
         window = Window()
+        self.checkpoints.start_clock()
         started = last_save = time.monotonic()
-        deadline = started + opts.train_minutes * 60.0 if opts.train_minutes else float("inf")
+        # --train_minutes holds for the run, as --train_steps does: a resumed run has the
+        # minutes its attempts before did not use (the checkpoint's training time).
+        trained = self.checkpoints.training_ms() / 1000.0
+        deadline = (started + opts.train_minutes * 60.0 - trained if opts.train_minutes
+                    else float("inf"))
         self._deadline = deadline if opts.train_minutes else None
+        time_spent = bool(opts.train_minutes) and trained >= opts.train_minutes * 60.0
+        if time_spent and self.step < opts.train_steps:
+            logging.warning("nothing to train: the run in %s has trained %s already, and "
+                            "train_minutes is %g (raise it to train on)",
+                            self.experiment.output_dir, format_duration(trained),
+                            opts.train_minutes)
         first_step = True  # traces the step function: not counted in the speed
         skips = NonFiniteSteps(self.hparams.skip_nonfinite_steps)
         if catch_up:  # the step resumed at is the best metric's to evaluate
@@ -211,7 +222,8 @@ class Trainer:
             else:
                 self._dev_decodes()
         try:
-            while self.step < opts.train_steps and not (self.best and self.best.stop):
+            while (self.step < opts.train_steps and not time_spent
+                   and not (self.best and self.best.stop)):
                 step_started = time.monotonic()
                 loss, tgt_tokens, src_tokens, nonfinite = train_step(iterator)
                 if float(nonfinite):
@@ -272,12 +284,14 @@ class Trainer:
                             report[0] if report else "")
 
     def run_summary(self) -> dict[str, float]:
-        """The model's parameter count and the training speed of this process's steps
-        (target tokens per second of step time, evaluation and saving excluded)."""
+        """The model's parameter count, the training speed of this process's steps
+        (target tokens per second of step time, evaluation and saving excluded), and
+        the run's training minutes in all its attempts (to its last checkpoint)."""
         return {"parameters": sum(int(v.shape.num_elements()) for v in
                                   self.model.trainable_variables),
                 "train_target_tokens_per_s": self.steady_target_tokens / max(
-                    self.steady_seconds, 1e-9)}
+                    self.steady_seconds, 1e-9),
+                "training_minutes": int(self.checkpoint.training_ms) / 60000.0}
 
     def _eta(self, step: int, steps_per_s: float) -> str:
         """', ETA 1:02:03': until train_steps at this speed, or the train_minutes limit."""
