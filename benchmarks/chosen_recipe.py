@@ -220,9 +220,12 @@ def main(argv: Sequence[str] | None = None, train: Callable[[Run], None] = train
                         help="minutes a member at most")
     parser.add_argument("--parallel", type=common.at_least(1), default=1,
                         help="members trained at once, the cores shared out between them")
-    parser.add_argument("--averages", default="5,10", help="checkpoint counts to choose among")
-    parser.add_argument("--beams", default="4,5", help="beam sizes to choose among")
-    parser.add_argument("--alphas", default="0.6,1.0,1.4", help="alphas to choose among")
+    parser.add_argument("--averages", type=common.list_of(common.at_least(1)), default="5,10",
+                        help="checkpoint counts to choose among")
+    parser.add_argument("--beams", type=common.list_of(common.at_least(1)), default="4,5",
+                        help="beam sizes to choose among")
+    parser.add_argument("--alphas", type=common.list_of(common.non_negative_float),
+                        default="0.6,1.0,1.4", help="alphas to choose among")
     args = parser.parse_args(argv)
     recipe = RECIPES[args.recipe]
     task = recipe.task

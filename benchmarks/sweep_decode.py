@@ -85,9 +85,12 @@ def main(argv: list[str] | None = None) -> None:
     common.add_registry_flags(parser)  # --output_dir: the training folder
     parser.add_argument("--source", required=True, help="dev inputs, one a line")
     parser.add_argument("--reference", required=True, help="dev references, line-aligned")
-    parser.add_argument("--averages", default="1,5,10", help="checkpoint counts to average")
-    parser.add_argument("--beams", default="4", help="beam sizes")
-    parser.add_argument("--alphas", default="0.6", help="length-penalty alphas")
+    parser.add_argument("--averages", type=common.list_of(common.at_least(1)), default="1,5,10",
+                        help="checkpoint counts to average")
+    parser.add_argument("--beams", type=common.list_of(common.at_least(1)), default="4",
+                        help="beam sizes")
+    parser.add_argument("--alphas", type=common.list_of(common.non_negative_float),
+                        default="0.6", help="length-penalty alphas")
     parser.add_argument("--decode_hparams", default="batch_size=64",
                         help="the other decode hparams, as t2t-decoder takes them")
     parser.add_argument("--score_line", default="",

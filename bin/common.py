@@ -45,6 +45,19 @@ non_negative_float = _number(float, lambda x: x >= 0, "a finite number >= 0")
 positive_float = _number(float, lambda x: x > 0, "a finite number > 0")
 
 
+def list_of(item: Callable[[str], float]) -> Callable[[str], str]:
+    """A comma-separated list, each part checked by the argparse type ``item``: the
+    text as given (a sweep's grid, read before hours of work, not after)."""
+    def parse(text: str) -> str:
+        for part in text.split(","):
+            try:
+                item(part)
+            except argparse.ArgumentTypeError as error:
+                raise argparse.ArgumentTypeError(f"each value {error} (in {text!r})") from None
+        return text
+    return parse
+
+
 class FlagParser(argparse.ArgumentParser):
     """argparse as every t2t-lite command and benchmark script reads flags: full names
     only, a one-line error (an unknown flag named with the nearest known one, not a

@@ -147,3 +147,17 @@ def test_a_bad_override_is_refused_before_anything_trains(tmp_path):
                             "--hparams=no_such_key=1"],
                            train=lambda run: pytest.fail("trained a bad recipe"),
                            command=lambda command, log: pytest.fail("ran a command"))
+
+
+@pytest.mark.parametrize("flag, message", [
+    ("--averages=5,x", "argument --averages: each value must be an int >= 1, got 'x' (in '5,x')"),
+    ("--alphas=0.6,-1", "argument --alphas: each value must be a finite number >= 0, got '-1'"),
+    ("--beams=", "argument --beams: each value must be an int >= 1, got ''"),
+])
+def test_a_bad_grid_is_refused_before_anything_trains(flag, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        chosen_recipe.main(["--recipe=multi30k_ende", f"--root={tmp_path / 'r'}", flag],
+                           train=lambda run: pytest.fail("trained on a bad grid"),
+                           command=lambda command, log: pytest.fail("ran a command"))
+    assert stopped.value.code == 2
+    assert message in capsys.readouterr().err
