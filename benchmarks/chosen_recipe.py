@@ -27,16 +27,15 @@ import dataclasses
 import json
 import os
 import re
-import subprocess
 import sys
 from typing import Callable, Sequence
 
 from sweep_decode import headline
-from training_runs import (DEFAULT_USR_DIR, MULTI30K_DECODE, Lever, Run, Sweep, Task,
+from training_runs import (CHILDREN, DEFAULT_USR_DIR, MULTI30K_DECODE, Lever, Run, Sweep, Task,
                            check_levers, check_records, finished, seed_list,
                            train_and_score, write_records)
 
-from t2t_lite import output_paths
+from t2t_lite import interrupts, output_paths
 from t2t_lite.bin import common
 
 BENCHMARKS = os.path.dirname(os.path.abspath(__file__))
@@ -85,8 +84,14 @@ Command = Callable[[list[str], str], None]  # a command line, and the log it app
 
 
 def run_command(command: list[str], log_path: str) -> None:
+    """``command`` to its end, its output appended to ``log_path``; an interrupt of
+    this script stops it too (``CHILDREN``: its own process group)."""
     with open(log_path, "a", encoding="utf-8") as log:
-        status = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT).returncode
+        try:
+            status = CHILDREN.run(command, dict(os.environ), log)
+        except BaseException:
+            CHILDREN.stop()
+            raise
     if status:
         raise SystemExit(f"{' '.join(command[:2])} stopped with status {status}: see {log_path}")
 
@@ -116,6 +121,9 @@ def choose(model: Model, root: str, files: tuple[str, str], grid: dict[str, str]
     log_path = os.path.join(root, f"choose_{model.name}.log")
     text = open(log_path, encoding="utf-8").read() if os.path.exists(log_path) else ""
     if not BEST.search(text):
+        interrupts.describe(f"while choosing {model.name}'s decoding on {files[0]}",
+                            f"the members are trained; run the same command again to sweep "
+                            f"{model.name} again (its log: {log_path})")
         first, *others = model.runs
         command([sys.executable, os.path.join(BENCHMARKS, "sweep_decode.py"), *usr_flags(first),
                  f"--output_dir={first.folder}/train",
@@ -152,6 +160,9 @@ def decode_once(model: Model, choice: Choice, folder: str, files: tuple[str, str
     else:
         with open(settings_path, "w", encoding="utf-8") as record:
             record.write(settings)
+    interrupts.describe(f"while decoding {model.name} on {files[0]}",
+                        f"its settings are recorded ({settings_path}); run the same command "
+                        "again to decode it with them")
     averaged = []
     for run in model.runs:
         average_dir = os.path.join(folder, f"{os.path.basename(run.folder)}_last{choice.average}")
@@ -271,8 +282,9 @@ def main(argv: Sequence[str] | None = None, train: Callable[[Run], None] = train
         rows.append(f"| {model.name} | {steps} | {minutes} | {choice.average} | "
                     f"{choice.decode} | {chosen_figure} | {figure:.2f} |")
     mean = sum(singles) / len(singles)
-    rows.append(f"\nsingle models on {recipe.report_split}: mean {mean:.2f}, spread "
-                f"{max(singles) - min(singles):.2f} ({len(singles)} seeds)")
+    rows.append(f"\nsingle models on {recipe.report_split}: " + (
+        f"mean {mean:.2f}, spread {max(singles) - min(singles):.2f} ({len(singles)} seeds)"
+        if len(singles) > 1 else f"{mean:.2f} (one seed: no spread)"))
     print("\n".join(rows))
 
 

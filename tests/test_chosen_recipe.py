@@ -104,10 +104,11 @@ def test_members_are_chosen_on_val_and_decoded_once_on_test(tmp_path, capsys):
     assert "| ensemble | 4000 + 4000 | 110 | 5 |" in capsys.readouterr().out
 
 
-def test_another_choice_after_the_test_was_decoded_is_refused(tmp_path):
+def test_another_choice_after_the_test_was_decoded_is_refused(tmp_path, capsys):
     root = tmp_path / "r"
     argv = ["--recipe=multi30k_ende", f"--root={root}", "--seeds=1234"]
     recipe(FakeMachine(), argv)
+    assert "single models on test: 40.00 (one seed: no spread)" in capsys.readouterr().out
     os.remove(root / "choose_seed1234.log")  # swept again, the sweep finds another best
     other = FakeMachine()
     other.best["seed1234"] = (5, 8, 0.6)
