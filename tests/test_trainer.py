@@ -162,21 +162,21 @@ def test_train_minutes_hold_for_the_run_across_its_attempts(reverse_data, tmp_pa
         return started[0] + (600.0 if len(started) > 1 else 0.0)
     monkeypatch.setattr(run_checkpoints, "time", types.SimpleNamespace(monotonic=ten_minutes_on))
     first = make_trainer(reverse_data, tmp_path, training_hparams(), train_steps=2,
-                         save_checkpoints_steps=2, eval_batches=1)
+                         save_checkpoints_steps=2, evaluate=False)
     first.train()
     assert 600_000 <= int(first.checkpoint.training_ms) < 660_000
     assert first.run_summary()["training_minutes"] == int(first.checkpoint.training_ms) / 60000
     monkeypatch.undo()
     caplog.set_level(logging.INFO)
     spent = make_trainer(reverse_data, tmp_path, training_hparams(), train_steps=10,
-                         train_minutes=10, eval_batches=1)
+                         train_minutes=10, evaluate=False)
     spent.train()
     assert spent.step == 2
     assert f"nothing to train: the run in {tmp_path} has trained 10:0" in caplog.text
     assert "train_minutes is 10 (raise it to train on)" in caplog.text
     assert "at step 2, after 10:0" in caplog.text
     more = make_trainer(reverse_data, tmp_path, training_hparams(), train_steps=3,
-                        train_minutes=11, eval_batches=1)
+                        train_minutes=11, evaluate=False)
     more.train()
     assert more.step == 3
     assert more._deadline < time.monotonic() + 60  # the one minute left, not eleven
