@@ -33,7 +33,7 @@ from typing import Callable, Sequence
 from sweep_decode import headline
 from training_runs import (CHILDREN, DEFAULT_USR_DIR, MULTI30K_DECODE, Lever, Run, Sweep, Task,
                            check_levers, check_records, finished, seed_list,
-                           train_and_score, write_records)
+                           threads_per_run, train_and_score, write_records)
 
 from t2t_lite import interrupts, output_paths
 from t2t_lite.bin import common
@@ -244,7 +244,7 @@ def main(argv: Sequence[str] | None = None, train: Callable[[Run], None] = train
     usr_dir = os.path.abspath(args.t2t_usr_dir) if args.t2t_usr_dir else ""
     check_levers(task, [recipe_lever], usr_dir)
     root = output_paths.Paths("chosen_recipe").work_folder("--root", args.root)
-    threads = 0 if args.parallel == 1 else max(1, (os.cpu_count() or 1) // args.parallel)
+    threads = threads_per_run(args.parallel)
     runs = [Run(task, recipe_lever, seed, os.path.join(root, f"member_seed{seed}"),
                 args.train_steps or task.train_steps, args.minutes, usr_dir, threads)
             for seed in args.seeds]

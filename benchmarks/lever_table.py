@@ -44,7 +44,7 @@ from typing import Sequence
 
 from training_runs import (DEFAULT_USR_DIR, TASKS, Lever, Run, Runner, Sweep, Task,
                            check_levers, check_records, finished, lever, seed_list,
-                           train_and_score, write_records)
+                           threads_per_run, train_and_score, write_records)
 
 from t2t_lite import output_paths
 from t2t_lite.bin import common
@@ -181,7 +181,7 @@ def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> No
     steps = args.train_steps or task.train_steps
     # New, empty, or a sweep of this script's to resume: never a folder of other files.
     root = output_paths.Paths("lever_table").work_folder("--root", args.root)
-    threads = 0 if args.parallel == 1 else max(1, (os.cpu_count() or 1) // args.parallel)
+    threads = threads_per_run(args.parallel)
     runs = [Run(task, each, seed, os.path.join(root, f"{each.name}_seed{seed}"),
                 each.steps or steps, args.minutes, usr_dir, threads, interval(task, each, steps))
             for each in levers for seed in args.seeds]

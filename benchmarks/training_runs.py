@@ -245,6 +245,12 @@ def check_records(runs: list[Run], asked: str, remedy: str) -> None:
                     f"{recorded.strip()}, now asked as {run.record.strip()}; {remedy}")
 
 
+def threads_per_run(parallel: int) -> int:
+    """Each TensorFlow thread pool's size for ``parallel`` runs at once: the cores
+    shared out (0, TensorFlow's own choice, for one run alone)."""
+    return 0 if parallel == 1 else max(1, (os.cpu_count() or 1) // parallel)
+
+
 def write_records(runs: list[Run]) -> None:
     """Each run's record, as it first starts (a run of before keeps its own)."""
     for run in runs:

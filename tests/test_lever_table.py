@@ -243,7 +243,7 @@ def test_a_lever_changed_under_its_name_is_refused_not_read_as_the_old_run(tmp_p
 
 def test_parallel_runs_train_at_once_each_with_its_share_of_the_cores(tmp_path, monkeypatch,
                                                                         capsys):
-    monkeypatch.setattr(lever_table.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(training_runs.os, "cpu_count", lambda: 2)
     together = threading.Barrier(2, timeout=20)  # broken unless two runs are in flight
     scores = {("base", 1): 40.0, ("base", 2): 40.4, ("other", 1): 41.0, ("other", 2): 41.2}
     trained, threads = [], []
