@@ -30,9 +30,9 @@ import re
 import sys
 from typing import Callable, Sequence
 
-from sweep_decode import headline
+from sweep_decode import add_grid_flags, headline
 from training_runs import (CHILDREN, DEFAULT_USR_DIR, MULTI30K_DECODE, Lever, Run, Sweep, Task,
-                           check_levers, check_records, finished, seed_list,
+                           add_budget_flags, check_levers, check_records, finished, seed_list,
                            threads_per_run, train_and_score, write_records)
 
 from t2t_lite import interrupts, output_paths
@@ -225,18 +225,8 @@ def main(argv: Sequence[str] | None = None, train: Callable[[Run], None] = train
                              "(default: benchmarks/multi30k_vocab)")
     parser.add_argument("--seeds", type=seed_list, default=[1234],
                         help="one member a seed; two or more are also decoded as an ensemble")
-    parser.add_argument("--train_steps", type=common.at_least(1), default=None,
-                        help="steps a member (default: the recipe's, if it has a budget)")
-    parser.add_argument("--minutes", type=common.at_least(1), default=10000,
-                        help="minutes a member at most")
-    parser.add_argument("--parallel", type=common.at_least(1), default=1,
-                        help="members trained at once, the cores shared out between them")
-    parser.add_argument("--averages", type=common.list_of(common.at_least(1)), default="5,10",
-                        help="checkpoint counts to choose among")
-    parser.add_argument("--beams", type=common.list_of(common.at_least(1)), default="4,5",
-                        help="beam sizes to choose among")
-    parser.add_argument("--alphas", type=common.list_of(common.non_negative_float),
-                        default="0.6,1.0,1.4", help="alphas to choose among")
+    add_budget_flags(parser, "member", "the recipe's, if it has a step budget")
+    add_grid_flags(parser, averages="5,10", beams="4,5", alphas="0.6,1.0,1.4")
     args = parser.parse_args(argv)
     recipe = RECIPES[args.recipe]
     task = recipe.task

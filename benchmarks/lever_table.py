@@ -43,8 +43,8 @@ import sys
 from typing import Sequence
 
 from training_runs import (DEFAULT_USR_DIR, TASKS, Lever, Run, Runner, Sweep, Task,
-                           check_levers, check_records, finished, lever, seed_list,
-                           threads_per_run, train_and_score, write_records)
+                           add_budget_flags, check_levers, check_records, finished, lever,
+                           seed_list, threads_per_run, train_and_score, write_records)
 
 from t2t_lite import output_paths
 from t2t_lite.bin import common
@@ -155,12 +155,7 @@ def main(argv: Sequence[str] | None = None, run: Runner = train_and_score) -> No
                         help="NAME,NAME: of the task's planned levers, only these (the "
                              "first planned, the baseline, always)")
     parser.add_argument("--seeds", type=seed_list, default=[1234, 2])
-    parser.add_argument("--train_steps", type=common.at_least(1), default=None,
-                        help="steps a run (default: the task's recipe)")
-    parser.add_argument("--minutes", type=common.at_least(1), default=10000,
-                        help="minutes a run at most (a step budget holds on a shared machine)")
-    parser.add_argument("--parallel", type=common.at_least(1), default=1,
-                        help="runs trained at once, the cores shared out between them")
+    add_budget_flags(parser, "run", "the task's recipe")
     args = parser.parse_args(argv)
     levers = args.lever or [lever(text) for text in PLANNED[args.task]]
     if args.only is not None:

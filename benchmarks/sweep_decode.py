@@ -20,6 +20,7 @@ only: the test set is for reporting the settings chosen here.
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import itertools
 import re
@@ -80,17 +81,24 @@ def floats(text: str) -> list[float]:
     return [float(x) for x in text.split(",")]
 
 
+def add_grid_flags(parser: argparse.ArgumentParser, averages: str, beams: str,
+                   alphas: str) -> None:
+    """--averages, --beams and --alphas (comma-separated, each value checked as the
+    flags are read): the settings a sweep decodes with, these by default."""
+    parser.add_argument("--averages", type=common.list_of(common.at_least(1)),
+                        default=averages, help="checkpoint counts to average")
+    parser.add_argument("--beams", type=common.list_of(common.at_least(1)), default=beams,
+                        help="beam sizes")
+    parser.add_argument("--alphas", type=common.list_of(common.non_negative_float),
+                        default=alphas, help="length-penalty alphas")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = common.CommandParser(description=__doc__.split("\n")[0])
     common.add_registry_flags(parser)  # --output_dir: the training folder
     parser.add_argument("--source", required=True, help="dev inputs, one a line")
     parser.add_argument("--reference", required=True, help="dev references, line-aligned")
-    parser.add_argument("--averages", type=common.list_of(common.at_least(1)), default="1,5,10",
-                        help="checkpoint counts to average")
-    parser.add_argument("--beams", type=common.list_of(common.at_least(1)), default="4",
-                        help="beam sizes")
-    parser.add_argument("--alphas", type=common.list_of(common.non_negative_float),
-                        default="0.6", help="length-penalty alphas")
+    add_grid_flags(parser, averages="1,5,10", beams="4", alphas="0.6")
     parser.add_argument("--decode_hparams", default="batch_size=64",
                         help="the other decode hparams, as t2t-decoder takes them")
     parser.add_argument("--score_line", default="",

@@ -245,6 +245,18 @@ def check_records(runs: list[Run], asked: str, remedy: str) -> None:
                     f"{recorded.strip()}, now asked as {run.record.strip()}; {remedy}")
 
 
+def add_budget_flags(parser: argparse.ArgumentParser, kind: str, default_steps: str) -> None:
+    """--train_steps, --minutes and --parallel: what each ``kind`` of run ("run",
+    "member") trains for, and how many train at once."""
+    parser.add_argument("--train_steps", type=common.at_least(1), default=None,
+                        help=f"steps a {kind} (default: {default_steps})")
+    parser.add_argument("--minutes", type=common.at_least(1), default=10000,
+                        help=f"minutes a {kind} at most, in all its attempts (a step budget "
+                             "holds on a shared machine)")
+    parser.add_argument("--parallel", type=common.at_least(1), default=1,
+                        help=f"{kind}s trained at once, the cores shared out between them")
+
+
 def threads_per_run(parallel: int) -> int:
     """Each TensorFlow thread pool's size for ``parallel`` runs at once: the cores
     shared out (0, TensorFlow's own choice, for one run alone)."""
