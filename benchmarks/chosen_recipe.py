@@ -8,7 +8,8 @@ reported split decoded once.
 
 Each seed is a member, trained by ``train_and_score.sh`` into ``ROOT/member_seedSEED``
 as ``lever_table.py`` trains a run (resumable; ``--parallel``; a changed recipe
-under the same root refused). Multi30k: for each member alone and for their
+under the same root refused), but not decoded there: how it is decoded is chosen
+after. Multi30k: for each member alone and for their
 ensemble, ``sweep_decode.py`` chooses on val how many checkpoints to average, the
 beam and alpha (``ROOT/choose_NAME.log``), and test_2016_flickr is then decoded
 once with each choice (``ROOT/test/NAME.log``). The treebank sample: its decoding
@@ -236,13 +237,14 @@ def main(argv: Sequence[str] | None = None, train: Callable[[Run], None] = train
     root = output_paths.Paths("chosen_recipe").work_folder("--root", args.root)
     threads = threads_per_run(args.parallel)
     runs = [Run(task, recipe_lever, seed, os.path.join(root, f"member_seed{seed}"),
-                args.train_steps or task.train_steps, args.minutes, usr_dir, threads)
+                args.train_steps or task.train_steps, args.minutes, usr_dir, threads,
+                scored=False)
             for seed in args.seeds]
     check_records(runs, f"--root={args.root}",
                   "give the changed recipe a new --root (the old one's figures stay there)")
     write_records(runs)
     Sweep(train, args.parallel).train(
-        [one for one in runs if finished(one.log_path, task.score_line) is None])
+        [one for one in runs if finished(one.log_path, one.score_line) is None])
 
     models = [Model(f"seed{run.seed}", (run,)) for run in runs]
     if len(runs) > 1:
@@ -268,7 +270,7 @@ def main(argv: Sequence[str] | None = None, train: Callable[[Run], None] = train
         if len(model.runs) == 1:
             singles.append(figure)
         steps = " + ".join(str(trained_step(run)) for run in model.runs)
-        minutes = sum(finished(run.log_path, task.score_line)[1] for run in model.runs)
+        minutes = sum(finished(run.log_path, run.score_line)[1] for run in model.runs)
         rows.append(f"| {model.name} | {steps} | {minutes} | {choice.average} | "
                     f"{choice.decode} | {chosen_figure} | {figure:.2f} |")
     mean = sum(singles) / len(singles)

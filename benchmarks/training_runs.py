@@ -84,6 +84,7 @@ class Run:
     usr_dir: str = ""  # --t2t_usr_dir: the registrations of a lever's problem or set
     threads: int = 0  # each TensorFlow thread pool's size (0: TensorFlow's choice)
     save_steps: int = 0  # the checkpoint interval (0: the task's)
+    scored: bool = True  # False: trained only (a recipe's member, its decoding chosen after)
 
     @property
     def log_path(self) -> str:
@@ -92,6 +93,11 @@ class Run:
     @property
     def record_path(self) -> str:
         return self.folder + ".lever"
+
+    @property
+    def score_line(self) -> str | None:
+        """The report line that scores the run (None: an unscored run's)."""
+        return self.task.score_line if self.scored else None
 
     @property
     def problem(self) -> str:
@@ -149,8 +155,9 @@ def seed_list(text: str) -> list[int]:
     return seeds
 
 
-def finished(log_path: str, score_line: str) -> tuple[float, int] | None:
-    """(score, training minutes) of a run whose log ends with its score, else None.
+def finished(log_path: str, score_line: str | None) -> tuple[float | None, int] | None:
+    """(score, training minutes) of a run whose log ends as a finished run's (its
+    score first, unless ``score_line`` is None: a run trained only), else None.
     The minutes are the trainer's count over all the run's attempts (its summary's
     ``training_minutes``); in a log of before it, the script's, of the last attempt."""
     if not os.path.exists(log_path):
@@ -164,7 +171,7 @@ def finished(log_path: str, score_line: str) -> tuple[float, int] | None:
     report = text[:done.start()].splitlines()[::-1]
     counted = TRAINING_MINUTES.findall(text[:done.start()])
     minutes = round(float(counted[-1])) if counted else int(done.group(1))
-    return headline(report, score_line), minutes
+    return (None if score_line is None else headline(report, score_line)), minutes
 
 
 class Children:
@@ -219,7 +226,7 @@ def train_and_score(run: Run) -> None:
     task = run.task
     env = dict(os.environ, PROBLEM=run.problem, USR_DIR=run.usr_dir, MODEL=task.model,
                HPARAMS_SET=run.hparams_set, HPARAMS=run.lever.hparams,
-               RAW_DIR=task.raw_dir, EVAL_SPLIT="dev", DECODE=task.decode, SEED=str(run.seed),
+               RAW_DIR=task.raw_dir, EVAL_SPLIT="dev" if run.scored else "", DECODE=task.decode, SEED=str(run.seed),
                ROOT=run.folder, TRAIN_STEPS=str(run.train_steps), MINUTES=str(run.minutes),
                SAVE_STEPS=str(run.save_steps or task.save_steps), AVERAGE=str(task.average),
                THREADS=str(run.threads or ""))
@@ -304,7 +311,7 @@ class Sweep:
         finally:
             with self._lock:
                 self._training.remove(one)
-        if finished(one.log_path, one.task.score_line) is None:
+        if finished(one.log_path, one.score_line) is None:
             raise SystemExit(f"{one.log_path} has no score at its end: see the log")
 
     def train(self, runs: list[Run]) -> None:

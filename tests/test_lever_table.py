@@ -87,6 +87,15 @@ def test_a_log_without_its_end_is_not_finished(tmp_path):
     assert training_runs.finished(str(log), BLEU) == (40.5, 31)
 
 
+def test_a_run_trained_only_is_finished_by_its_end_line_without_a_score(tmp_path):
+    log = tmp_path / "run.log"
+    summary = '{"step": 4000, "loss": 1.68, "training_minutes": 57.6}\n'
+    log.write_text(summary)
+    assert training_runs.finished(str(log), None) is None
+    log.write_text(summary + "training: 57 min; everything: 57 min\n")
+    assert training_runs.finished(str(log), None) == (None, 58)
+
+
 def test_a_resumed_runs_log_gives_its_last_report(tmp_path):
     log = tmp_path / "run.log"
     # An attempt that decoded, then stopped before its end line; then the resumed run.
