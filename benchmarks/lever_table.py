@@ -76,9 +76,11 @@ _MULTI30K_LEVERS = (
 PLANNED = {
     "multi30k_ende": tuple(text.format("ende") for text in _MULTI30K_LEVERS),
     "multi30k_enfr": tuple(text.format("enfr") for text in _MULTI30K_LEVERS),
+    # Labelled closers ")NP" are issue 60's lever for the LSTM and the Transformer alike.
     "parsing_slice": ("baseline=", "relative@transformer_relative_parsing_sample=",
                       "dropout_0.3=layer_prepostprocess_dropout=0.3",
-                      "label_smoothing_0.2=label_smoothing=0.2"),
+                      "label_smoothing_0.2=label_smoothing=0.2",
+                      "labelled_closers:parsing_english_ptb_sample_lexical_labelled_tune="),
     # Issue 60's levers over the set (U(-0.1, 0.1) init, its default): the old Keras
     # init, one softmax matrix, labelled closers, warmup, the papers' SGD with a
     # per-sentence loss, the general score, a bidirectional encoder; XX targets last.
