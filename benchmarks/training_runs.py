@@ -225,8 +225,8 @@ def train_and_score(run: Run) -> None:
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_and_score.sh")
     task = run.task
     env = dict(os.environ, PROBLEM=run.problem, USR_DIR=run.usr_dir, MODEL=task.model,
-               HPARAMS_SET=run.hparams_set, HPARAMS=run.lever.hparams,
-               RAW_DIR=task.raw_dir, EVAL_SPLIT="dev" if run.scored else "", DECODE=task.decode, SEED=str(run.seed),
+               HPARAMS_SET=run.hparams_set, HPARAMS=run.lever.hparams, RAW_DIR=task.raw_dir,
+               EVAL_SPLIT="dev" if run.scored else "", DECODE=task.decode, SEED=str(run.seed),
                ROOT=run.folder, TRAIN_STEPS=str(run.train_steps), MINUTES=str(run.minutes),
                SAVE_STEPS=str(run.save_steps or task.save_steps), AVERAGE=str(task.average),
                THREADS=str(run.threads or ""))
@@ -312,7 +312,8 @@ class Sweep:
             with self._lock:
                 self._training.remove(one)
         if finished(one.log_path, one.score_line) is None:
-            raise SystemExit(f"{one.log_path} has no score at its end: see the log")
+            what = "its score and the time" if one.scored else "the time it trained"
+            raise SystemExit(f"{one.log_path} does not end with {what}: see the log")
 
     def train(self, runs: list[Run]) -> None:
         with concurrent.futures.ThreadPoolExecutor(self._parallel) as pool:

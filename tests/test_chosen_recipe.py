@@ -163,3 +163,13 @@ def test_a_bad_grid_is_refused_before_anything_trains(flag, message, tmp_path, c
                            command=lambda command, log: pytest.fail("ran a command"))
     assert stopped.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_member_that_stops_before_its_end_stops_the_recipe_with_its_log(tmp_path):
+    def train(run):
+        with open(run.log_path, "a") as log:
+            log.write("07:01:03 step 100: loss 5.0\n")  # killed: no end line
+    with pytest.raises(SystemExit, match="member_seed1234.log does not end with the time it "
+                                         "trained"):
+        chosen_recipe.main(["--recipe=multi30k_ende", f"--root={tmp_path / 'r'}"],
+                           train=train, command=FakeMachine().command)
