@@ -33,13 +33,10 @@ if [ -n "${THREADS:-}" ]; then
 fi
 start=$(date +%s)
 
-if [ -n "$EVAL_SPLIT" ]; then
-  read -r src ref < <(t2t-datagen "${USR[@]}" --problem="$PROBLEM" --data_dir="$ROOT/data" \
-      --tmp_dir="$RAW_DIR" --eval_files_dir="$ROOT/eval" --eval_split="$EVAL_SPLIT" |
-      awk '/^eval files:/ {print $3, $4}')
-else
-  t2t-datagen "${USR[@]}" --problem="$PROBLEM" --data_dir="$ROOT/data" --tmp_dir="$RAW_DIR"
-fi
+EVAL=()  # the split's text files too, to decode after training
+if [ -n "$EVAL_SPLIT" ]; then EVAL=(--eval_files_dir="$ROOT/eval" --eval_split="$EVAL_SPLIT"); fi
+read -r src ref < <(t2t-datagen "${USR[@]}" --problem="$PROBLEM" --data_dir="$ROOT/data" \
+    --tmp_dir="$RAW_DIR" "${EVAL[@]}" | awk '/^eval files:/ {print $3, $4}') || [ -z "$EVAL_SPLIT" ]
 t2t-trainer "${USR[@]}" --problem="$PROBLEM" --model="$MODEL" --hparams_set="$HPARAMS_SET" \
     --hparams="$HPARAMS" --seed="$SEED" \
     --data_dir="$ROOT/data" --output_dir="$ROOT/train" --train_steps="$TRAIN_STEPS" \
