@@ -16,7 +16,10 @@ once with each choice (``ROOT/test/NAME.log``). The treebank sample: its decodin
 was chosen on the tuning slice (``lever_table.py --task=parsing_slice``), so dev is
 decoded with it, once. A reported figure is decoded once: run again, the command
 reads it back, and asked with other settings it refuses (a second look at the
-reported split would be tuning on it).
+reported split would be tuning on it). Where a choice is the largest or smallest
+value its grid flag tried (alpha 1.4 of 0.6,1.0,1.4), it stops before the reported
+split is read: widen the grid, and the sweeps are redone on the choosing split, or
+pass --accept_grid_edges.
 
 It prints one row a model (steps, training minutes, the settings chosen, the
 choosing split's figure, the reported one), the single models' mean and spread,
@@ -31,7 +34,7 @@ import re
 import sys
 from typing import Callable, Sequence
 
-from sweep_decode import add_grid_flags, headline
+from sweep_decode import add_grid_flags, floats, grid_edges, headline
 from training_runs import (CHILDREN, DEFAULT_USR_DIR, MULTI30K_DECODE, Lever, Run, Sweep, Task,
                            add_budget_flags, check_levers, check_records, finished, seed_list,
                            threads_per_run, train_and_score, write_records)
@@ -65,6 +68,8 @@ RECIPES = {
 BEST = re.compile(r"^best on .*: (?P<score>[-\d.]+) with the last (?P<count>\d+) checkpoints "
                   r"up to step \d+ averaged, beam (?P<beam>\d+), alpha (?P<alpha>[\d.]+)$",
                   re.MULTILINE)
+SWEPT = re.compile(r"^\| \d+ \| (?P<averages>\d+) \| (?P<beams>\d+) \| (?P<alphas>[\d.]+) \|",
+                   re.MULTILINE)  # a row of sweep_decode.py's table
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,6 +77,7 @@ class Choice:
     """How a model is decoded: its last ``average`` checkpoints averaged, with ``decode``."""
     average: int
     decode: str
+    edges: tuple[str, ...] = dataclasses.field(default=(), compare=False)  # grid_edges'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,7 +127,7 @@ def choose(model: Model, root: str, files: tuple[str, str], grid: dict[str, str]
     figure there (read back from its log when an earlier run of this command swept)."""
     log_path = os.path.join(root, f"choose_{model.name}.log")
     text = open(log_path, encoding="utf-8").read() if os.path.exists(log_path) else ""
-    if not BEST.search(text):
+    if _swept_grid(text) != {flag: set(floats(values)) for flag, values in grid.items()}:
         interrupts.describe(f"while choosing {model.name}'s decoding on {files[0]}",
                             f"the members are trained; run the same command again to sweep "
                             f"{model.name} again (its log: {log_path})")
@@ -135,18 +141,41 @@ def choose(model: Model, root: str, files: tuple[str, str], grid: dict[str, str]
                  f"--score_line={first.task.score_line}"], log_path)
         text = open(log_path, encoding="utf-8").read()
     best = list(BEST.finditer(text))[-1]
+    edges = grid_edges(grid, {"averages": float(best["count"]), "beams": float(best["beam"]),
+                              "alphas": float(best["alpha"])})
     return (Choice(int(best["count"]), f"beam_size={best['beam']},alpha={best['alpha']},"
-                   "batch_size=64"), float(best["score"]))
+                   "batch_size=64", tuple(edges)), float(best["score"]))
+
+
+def _swept_grid(log_text: str) -> dict[str, set[float]] | None:
+    """The grid of the last sweep in a choosing log that ended with its best (None:
+    none did): each flag's values, read from the table's rows."""
+    ends = list(BEST.finditer(log_text))
+    if not ends:
+        return None
+    last_sweep = log_text[:ends[-1].start()].rsplit("| up to step |", 1)[-1]
+    rows = list(SWEPT.finditer(last_sweep))
+    return {flag: {float(row[flag]) for row in rows} for flag in ("averages", "beams", "alphas")}
+
+
+def decoded_before(model: Model, folder: str) -> bool:
+    """Whether ``model`` has its decoding settings recorded for the reported split in
+    ``folder``: it was decoded there (or started to be), and its choice is final."""
+    return os.path.exists(_settings_path(model, folder))
+
+
+def _settings_path(model: Model, folder: str) -> str:
+    return os.path.join(folder, f"{model.name}.settings")
 
 
 def decode_once(model: Model, choice: Choice, folder: str, files: tuple[str, str],
                 command: Command) -> float:
     """``model``'s figure on the reported split, decoded with ``choice``: once. Its
     settings are written before it decodes; asked again with others, it refuses."""
-    settings_path = os.path.join(folder, f"{model.name}.settings")
+    settings_path = _settings_path(model, folder)
     log_path = os.path.join(folder, f"{model.name}.log")
-    settings = json.dumps(dataclasses.asdict(choice), sort_keys=True)
-    if os.path.exists(settings_path):
+    settings = json.dumps({"average": choice.average, "decode": choice.decode}, sort_keys=True)
+    if decoded_before(model, folder):
         with open(settings_path, encoding="utf-8") as recorded:
             earlier = recorded.read()
         if earlier != settings:
@@ -228,6 +257,9 @@ def main(argv: Sequence[str] | None = None, train: Callable[[Run], None] = train
                         help="one member a seed; two or more are also decoded as an ensemble")
     add_budget_flags(parser, "member", "the recipe's, if it has a step budget")
     add_grid_flags(parser, averages="5,10", beams="4,5", alphas="0.6,1.0,1.4")
+    parser.add_argument("--accept_grid_edges", action="store_true",
+                        help="decode the reported split even where a choice is the largest "
+                             "or smallest value of its grid flag (default: stop and say so)")
     args = parser.parse_args(argv)
     recipe = RECIPES[args.recipe]
     task = recipe.task
@@ -257,15 +289,24 @@ def main(argv: Sequence[str] | None = None, train: Callable[[Run], None] = train
             f"| model | steps | training minutes | averaged | decoding | "
             f"{recipe.choose_split or 'chosen before'} | {recipe.report_split} |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
-    singles = []
     if recipe.choose_split:
         choose_files = eval_files(runs[0], recipe.choose_split, root, command)
-    for model in models:
-        if recipe.choose_split:
-            choice, chosen = choose(model, root, choose_files, grid, command)
-            chosen_figure = f"{chosen:.2f}"
-        else:
-            choice, chosen_figure = Choice(task.average, task.decode), ""
+        chosen = [choose(model, root, choose_files, grid, command) for model in models]
+    else:
+        chosen = [(Choice(task.average, task.decode), None) for _ in models]
+    # Every choice is made before the reported split is read, so a grid widened here
+    # chooses again on the choosing split alone.
+    at_edges = [f"{model.name}: {edge}" for model, (choice, _) in zip(models, chosen)
+                for edge in choice.edges if not decoded_before(model, report_dir)]
+    if at_edges and not args.accept_grid_edges:
+        raise SystemExit(
+            f"chosen_recipe.py: a choice on {recipe.choose_split} lies at the edge of the "
+            f"grid, so the best may lie beyond it ({'; '.join(at_edges)}). Run again with "
+            f"the grid widened (the sweeps are redone on {recipe.choose_split} only), or "
+            f"with --accept_grid_edges to decode {recipe.report_split} with these choices")
+    singles = []
+    for model, (choice, chosen_score) in zip(models, chosen):
+        chosen_figure = "" if chosen_score is None else f"{chosen_score:.2f}"
         figure = decode_once(model, choice, report_dir, report_files, command)
         if len(model.runs) == 1:
             singles.append(figure)

@@ -81,6 +81,29 @@ def floats(text: str) -> list[float]:
     return [float(x) for x in text.split(",")]
 
 
+# Each grid flag, the setting it sweeps, and the least value it can take: a best
+# setting there has nothing beyond it to try.
+GRID_FLOORS = {"averages": ("averaged", 1.0), "beams": ("beam", 1.0), "alphas": ("alpha", 0.0)}
+
+
+def grid_edges(grid: dict[str, str], best: dict[str, float]) -> list[str]:
+    """Where ``best`` (the best setting, by grid flag) is the largest or the smallest of
+    its flag's values: the best may lie beyond the values tried. Only flags of three
+    values or more, which bracket a range (of one or two, one of them is always at an
+    end: a setting fixed, or two compared); a smallest value at the flag's floor has
+    nothing below it."""
+    edges = []
+    for flag, (setting, floor) in GRID_FLOORS.items():
+        values = floats(grid[flag])
+        if len(set(values)) < 3:
+            continue
+        if best[flag] == max(values):
+            edges.append(f"{setting} {best[flag]:g} is the largest of --{flag}={grid[flag]}")
+        elif best[flag] == min(values) > floor:
+            edges.append(f"{setting} {best[flag]:g} is the smallest of --{flag}={grid[flag]}")
+    return edges
+
+
 def add_grid_flags(parser: argparse.ArgumentParser, averages: str, beams: str,
                    alphas: str) -> None:
     """--averages, --beams and --alphas (comma-separated, each value checked as the
@@ -175,6 +198,11 @@ def main(argv: list[str] | None = None) -> None:
     score, ending, count, beam, alpha = max(rows)
     print(f"best on {args.source}: {score:.2f} with the last {count} checkpoints up to step "
           f"{ending} averaged, beam {beam}, alpha {alpha}")
+    for edge in grid_edges({"averages": args.averages, "beams": args.beams,
+                            "alphas": args.alphas},
+                           {"averages": count, "beams": beam, "alphas": alpha}):
+        print(f"grid edge: {edge}: the best may lie beyond it; widen the grid (on this "
+              "split, never on test)")
 
 
 if __name__ == "__main__":

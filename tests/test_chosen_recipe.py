@@ -1,6 +1,7 @@
 """benchmarks/chosen_recipe.py: members trained, decoding chosen on the choosing split
 for each member and the ensemble, the reported split decoded once with that choice
 (and never again with another)."""
+import itertools
 import os
 import re
 import sys
@@ -47,9 +48,12 @@ class FakeMachine:
             elif program == "sweep_decode.py":
                 name = "ensemble" if flag(command, "ensemble") else "seed" + re.search(
                     r"member_seed(\d+)", flag(command, "output_dir")).group(1)
-                count, beam, alpha = self.best.get(name, (10, 5, 1.4))
-                log.write(f"| 4000 | {count} | {beam} | {alpha} | 41.00 | 15 |\n"
-                          f"best on dev.en: {41.5 if name == 'ensemble' else 41.0} with the "
+                count, beam, alpha = self.best.get(name, (10, 5, 1.0))
+                log.write("| up to step | averaged | beam | alpha | score | seconds |\n")
+                for row in itertools.product(*(flag(command, grid).split(",")
+                                               for grid in ("averages", "beams", "alphas"))):
+                    log.write(f"| 4000 | {' | '.join(row)} | 40.00 | 15 |\n")
+                log.write(f"best on dev.en: {41.5 if name == 'ensemble' else 41.0} with the "
                           f"last {count} checkpoints up to step 4000 averaged, beam {beam}, "
                           f"alpha {alpha}\n")
             elif program == "t2t-avg-all":
@@ -84,13 +88,13 @@ def test_members_are_chosen_on_val_and_decoded_once_on_test(tmp_path, capsys):
     assert all(flag(c, "source").endswith("eval_dev/src") for c in sweeps)
     decodes = machine.ran("t2t-decoder")
     assert [flag(c, "decode_hparams") for c in decodes] == [
-        "beam_size=5,alpha=1.4,batch_size=64"] * 2 + ["beam_size=4,alpha=1.0,batch_size=64"]
+        "beam_size=5,alpha=1.0,batch_size=64"] * 2 + ["beam_size=4,alpha=1.0,batch_size=64"]
     assert all(flag(c, "decode_from_file").endswith("test/eval_test/src") for c in decodes)
     # The ensemble's members averaged as the ensemble's choice says: 5 each.
     assert flag(decodes[2], "output_dir").endswith("member_seed1234_last5")
     assert flag(decodes[2], "ensemble").endswith("member_seed2_last5")
     out = capsys.readouterr().out
-    assert "| seed1234 | 4000 | 55 | 10 | beam_size=5,alpha=1.4,batch_size=64 | 41.00 | 40.00 |" \
+    assert "| seed1234 | 4000 | 55 | 10 | beam_size=5,alpha=1.0,batch_size=64 | 41.00 | 40.00 |" \
         in out
     assert "| ensemble | 4000 + 4000 | 110 | 5 | beam_size=4,alpha=1.0,batch_size=64 | 41.50 " \
            "| 42.00 |" in out
@@ -117,6 +121,60 @@ def test_another_choice_after_the_test_was_decoded_is_refused(tmp_path, capsys):
                                          "is .*The reported split is decoded once"):
         recipe(other, argv)
     assert other.ran("t2t-decoder") == []
+
+
+def test_a_choice_at_the_grid_edge_stops_before_the_test_is_read(tmp_path, capsys):
+    """Alpha 1.4 of 0.6,1.0,1.4 (three values, a range): the best may lie beyond it.
+    Nothing is decoded on test; widened, the grid is swept again on val only."""
+    root = tmp_path / "r"
+    argv = ["--recipe=multi30k_ende", f"--root={root}", "--seeds=1234,2"]
+    machine = FakeMachine()
+    machine.best["seed2"] = (10, 5, 1.4)
+    with pytest.raises(SystemExit, match=r"a choice on dev lies at the edge of the grid.*"
+                                         r"seed2: alpha 1.4 is the largest of "
+                                         r"--alphas=0.6,1.0,1.4.*--accept_grid_edges"):
+        recipe(machine, argv)
+    assert machine.ran("t2t-decoder") == [] and len(machine.ran("sweep_decode.py")) == 3
+
+    # The same grid: the choices are read back, not swept again.
+    same = FakeMachine()
+    same.best["seed2"] = (10, 5, 1.4)
+    with pytest.raises(SystemExit, match="edge of the grid"):
+        recipe(same, argv)
+    assert same.ran("sweep_decode.py") == []
+
+    widened = FakeMachine()
+    widened.best["seed2"] = (10, 5, 1.8)
+    recipe(widened, argv + ["--alphas=0.6,1.0,1.4,1.8,2.2"])
+    sweeps = widened.ran("sweep_decode.py")
+    assert [flag(c, "alphas") for c in sweeps] == ["0.6,1.0,1.4,1.8,2.2"] * 3
+    assert all(flag(c, "source").endswith("eval_dev/src") for c in sweeps)
+    assert "| seed2 | 4000 | 55 | 10 | beam_size=5,alpha=1.8,batch_size=64 |" in \
+        capsys.readouterr().out
+
+
+def test_accept_grid_edges_decodes_with_the_edge_choice(tmp_path, capsys):
+    machine = FakeMachine()
+    machine.best["seed1234"] = (10, 5, 1.4)
+    recipe(machine, ["--recipe=multi30k_ende", f"--root={tmp_path / 'r'}", "--seeds=1234",
+                     "--accept_grid_edges"])
+    assert [flag(c, "decode_hparams") for c in machine.ran("t2t-decoder")] == [
+        "beam_size=5,alpha=1.4,batch_size=64"]
+
+
+def test_a_recipe_decoded_before_the_edge_rule_reads_its_figures_back(tmp_path, capsys):
+    """A reported split decoded already (its settings recorded) is never stopped after:
+    its figure is read back as it was."""
+    argv = ["--recipe=multi30k_ende", f"--root={tmp_path / 'r'}", "--seeds=1234"]
+    machine = FakeMachine()
+    machine.best["seed1234"] = (10, 5, 1.4)
+    recipe(machine, argv + ["--accept_grid_edges"])
+    capsys.readouterr()
+    again = FakeMachine()
+    recipe(again, argv)
+    assert again.ran("t2t-decoder") == [] and again.ran("sweep_decode.py") == []
+    assert "| seed1234 | 4000 | 55 | 10 | beam_size=5,alpha=1.4,batch_size=64 | 41.00 | 40.00 |" \
+        in capsys.readouterr().out
 
 
 def test_parsing_decodes_dev_once_with_the_decoding_the_slice_chose(tmp_path, capsys):
