@@ -177,6 +177,36 @@ def test_a_recipe_decoded_before_the_edge_rule_reads_its_figures_back(tmp_path, 
         in capsys.readouterr().out
 
 
+def test_choose_only_never_reads_the_reported_split(tmp_path, capsys):
+    """Recipes compared on val: trained and chosen, test neither written nor decoded
+    (an edge is named, not a stop); scored later, with the choices made then."""
+    argv = ["--recipe=multi30k_ende", f"--root={tmp_path / 'r'}", "--seeds=1234,2"]
+    machine = FakeMachine()
+    machine.best["ensemble"] = (5, 4, 1.4)
+    recipe(machine, argv + ["--choose_only"])
+    assert machine.ran("t2t-decoder") == [] and machine.ran("t2t-avg-all") == []
+    assert [flag(c, "eval_split") for c in machine.ran("t2t-datagen")] == ["dev"]
+    out = capsys.readouterr().out
+    assert "| seed1234 | 4000 | 55 | 10 | beam_size=5,alpha=1.0,batch_size=64 | 41.00 | " \
+           "not read |" in out
+    assert "single models on dev: mean 41.00, spread 0.00 (2 seeds)" in out
+    assert "grid edge: ensemble: alpha 1.4 is the largest of --alphas=0.6,1.0,1.4" in out
+
+    scored = FakeMachine()
+    recipe(scored, argv + ["--accept_grid_edges"])
+    assert scored.trained == [] and scored.ran("sweep_decode.py") == []
+    assert len(scored.ran("t2t-decoder")) == 3
+    assert "single models on test: mean 40.30" in capsys.readouterr().out
+
+
+def test_choose_only_is_refused_where_nothing_is_chosen(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        recipe(FakeMachine(), ["--recipe=parsing", f"--root={tmp_path / 'p'}", "--choose_only"])
+    assert "--choose_only: the parsing recipe's decoding was chosen before" in \
+        capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "p")
+
+
 def test_parsing_decodes_dev_once_with_the_decoding_the_slice_chose(tmp_path, capsys):
     machine = FakeMachine(score_line="F1 ", steps=4600)
     recipe(machine, ["--recipe=parsing", f"--root={tmp_path / 'p'}", "--seeds=1234,2"])
