@@ -29,6 +29,7 @@ and the CPU it ran on.
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import os
@@ -241,8 +242,7 @@ def trained_step(run: Run) -> int:
     return checkpoint_step(latest[0]) if latest else 0
 
 
-def main(argv: Sequence[str] | None = None, train: Callable[[Run], None] = train_and_score,
-         command: Command = run_command) -> None:
+def parse_flags(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = common.FlagParser(description=__doc__.split("\n")[0])
     parser.add_argument("--recipe", required=True, choices=sorted(RECIPES))
     parser.add_argument("--root", required=True,
@@ -266,11 +266,27 @@ def main(argv: Sequence[str] | None = None, train: Callable[[Run], None] = train
                         help="train and choose on the choosing split, never reading the "
                              "reported one: recipes compared on val before one is scored")
     args = parser.parse_args(argv)
-    recipe = RECIPES[args.recipe]
-    if args.choose_only and not recipe.choose_split:
+    if args.choose_only and not RECIPES[args.recipe].choose_split:
         parser.error(f"--choose_only: the {args.recipe} recipe's decoding was chosen before "
                      "it (on other data), so there is nothing to choose; its figure is "
-                     f"{recipe.report_split}'s")
+                     f"{RECIPES[args.recipe].report_split}'s")
+    return args
+
+
+def choose_all(recipe: Recipe, models: list[Model], root: str, args: argparse.Namespace,
+               command: Command) -> list[tuple[Choice, float | None]]:
+    """Each model's choice and its figure on the choosing split (None: chosen before)."""
+    if not recipe.choose_split:
+        return [(Choice(recipe.task.average, recipe.task.decode), None) for _ in models]
+    grid = {"averages": args.averages, "beams": args.beams, "alphas": args.alphas}
+    files = eval_files(models[0].runs[0], recipe.choose_split, root, command)
+    return [choose(model, root, files, grid, command) for model in models]
+
+
+def main(argv: Sequence[str] | None = None, train: Callable[[Run], None] = train_and_score,
+         command: Command = run_command) -> None:
+    args = parse_flags(argv)
+    recipe = RECIPES[args.recipe]
     task = recipe.task
     recipe_lever = Lever("member", args.hparams_set, args.hparams, args.problem)
     usr_dir = os.path.abspath(args.t2t_usr_dir) if args.t2t_usr_dir else ""
@@ -290,50 +306,51 @@ def main(argv: Sequence[str] | None = None, train: Callable[[Run], None] = train
     models = [Model(f"seed{run.seed}", (run,)) for run in runs]
     if len(runs) > 1:
         models.append(Model("ensemble", tuple(runs)))
-    report_dir = os.path.join(root, recipe.report_split)
-    os.makedirs(report_dir, exist_ok=True)
-    read_report = not args.choose_only
-    report_files = eval_files(runs[0], recipe.report_split, report_dir, command) \
-        if read_report else ("", "")
-    grid = {"averages": args.averages, "beams": args.beams, "alphas": args.alphas}
-    rows = [f"CPU: {cpu_name()}", "",
-            f"| model | steps | training minutes | averaged | decoding | "
-            f"{recipe.choose_split or 'chosen before'} | {recipe.report_split} |",
-            "| --- | --- | --- | --- | --- | --- | --- |"]
-    if recipe.choose_split:
-        choose_files = eval_files(runs[0], recipe.choose_split, root, command)
-        chosen = [choose(model, root, choose_files, grid, command) for model in models]
-    else:
-        chosen = [(Choice(task.average, task.decode), None) for _ in models]
     # Every choice is made before the reported split is read, so a grid widened here
     # chooses again on the choosing split alone.
+    chosen = choose_all(recipe, models, root, args, command)
+    report_dir = os.path.join(root, recipe.report_split)
     at_edges = [f"{model.name}: {edge}" for model, (choice, _) in zip(models, chosen)
                 for edge in choice.edges if not decoded_before(model, report_dir)]
-    if at_edges and read_report and not args.accept_grid_edges:
+    if at_edges and not args.choose_only and not args.accept_grid_edges:
         raise SystemExit(
             f"chosen_recipe.py: a choice on {recipe.choose_split} lies at the edge of the "
             f"grid, so the best may lie beyond it ({'; '.join(at_edges)}). Run again with "
             f"the grid widened (the sweeps are redone on {recipe.choose_split} only), or "
             f"with --accept_grid_edges to decode {recipe.report_split} with these choices")
-    singles = []
-    for model, (choice, chosen_score) in zip(models, chosen):
-        chosen_figure = "" if chosen_score is None else f"{chosen_score:.2f}"
-        figure = decode_once(model, choice, report_dir, report_files, command) \
-            if read_report else None
-        if len(model.runs) == 1:
-            singles.append(chosen_score if figure is None else figure)
+    figures = [None] * len(models)
+    if not args.choose_only:
+        os.makedirs(report_dir, exist_ok=True)
+        report_files = eval_files(runs[0], recipe.report_split, report_dir, command)
+        figures = [decode_once(model, choice, report_dir, report_files, command)
+                   for model, (choice, _) in zip(models, chosen)]
+    print(report(recipe, models, chosen, figures, at_edges))
+
+
+def report(recipe: Recipe, models: list[Model], chosen: list[tuple[Choice, float | None]],
+           figures: list[float | None], at_edges: list[str]) -> str:
+    """One row a model, the single models' mean and spread (on the reported split, or
+    on the choosing one when the reported was not read), and the grid edges."""
+    rows = [f"CPU: {cpu_name()}", "",
+            f"| model | steps | training minutes | averaged | decoding | "
+            f"{recipe.choose_split or 'chosen before'} | {recipe.report_split} |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for model, (choice, chosen_score), figure in zip(models, chosen, figures):
         steps = " + ".join(str(trained_step(run)) for run in model.runs)
         minutes = sum(finished(run.log_path, run.score_line)[1] for run in model.runs)
         rows.append(f"| {model.name} | {steps} | {minutes} | {choice.average} | "
-                    f"{choice.decode} | {chosen_figure} | "
-                    f"{'not read' if figure is None else f'{figure:.2f}'} |")
+                    f"{choice.decode} | {'' if chosen_score is None else f'{chosen_score:.2f}'} "
+                    f"| {'not read' if figure is None else f'{figure:.2f}'} |")
+    read = figures[0] is not None
+    singles = [figure if read else chosen_score
+               for model, (_, chosen_score), figure in zip(models, chosen, figures)
+               if len(model.runs) == 1]
     mean = sum(singles) / len(singles)
-    rows.append(f"\nsingle models on {recipe.report_split if read_report else recipe.choose_split}"
-                ": " + (f"mean {mean:.2f}, spread {max(singles) - min(singles):.2f} "
-                        f"({len(singles)} seeds)" if len(singles) > 1
-                        else f"{mean:.2f} (one seed: no spread)"))
-    rows += [f"grid edge: {edge}" for edge in at_edges]
-    print("\n".join(rows))
+    rows.append(f"\nsingle models on {recipe.report_split if read else recipe.choose_split}: "
+                + (f"mean {mean:.2f}, spread {max(singles) - min(singles):.2f} "
+                   f"({len(singles)} seeds)" if len(singles) > 1
+                   else f"{mean:.2f} (one seed: no spread)"))
+    return "\n".join(rows + [f"grid edge: {edge}" for edge in at_edges])
 
 
 if __name__ == "__main__":
