@@ -150,6 +150,19 @@ def test_interactive_lines_draw_as_the_lines_of_a_file():
     assert out.getvalue().splitlines() == sampled_lines(model, "num_samples=2,extra_length=4")
 
 
+def assert_same_samples(lines, others):
+    """The same samples, and log-probabilities equal to the float32 rounding that a
+    batch's shape may change (matrix kernels differ with it: 1e-4 of 155 seen on an AMD
+    EPYC)."""
+    assert len(lines) == len(others)
+    for line, other in zip(lines, others):
+        fields, other_fields = line.split("\t"), other.split("\t")
+        assert fields[::2] == other_fields[::2]
+        np.testing.assert_allclose([float(score) for score in fields[1::2]],
+                                   [float(score) for score in other_fields[1::2]],
+                                   rtol=1e-5)
+
+
 def test_file_samples_do_not_depend_on_batches_and_fill_fields():
     """batch_size 1 and 7 (other batch mates, lengths and items leaving the batch) give
     the same file; num_samples fields, each with its log-probability."""
@@ -157,7 +170,7 @@ def test_file_samples_do_not_depend_on_batches_and_fill_fields():
                              num_decoder_layers=1)
     overrides = "num_samples=3,write_beam_scores=true,extra_length=6,sampling_temp=1.5"
     one = sampled_lines(model, f"{overrides},batch_size=1")
-    assert one == sampled_lines(model, f"{overrides},batch_size=7")
+    assert_same_samples(one, sampled_lines(model, f"{overrides},batch_size=7"))
     assert one[1] == ""
     fields = one[0].split("\t")
     assert len(fields) == 6 and all(float(score) < 0 for score in fields[1::2])
