@@ -9,7 +9,8 @@
 #    slice's dev decoded with the problem's settings (beam 21, alpha 0.3,
 #    constrained) and scored with EVALB: lever_table.py trains them (PARALLEL at
 #    once, resuming an interrupted sweep) and prints their table against the
-#    seed spread. Then, for each run, the teacher-forced accuracy and loss by kind
+#    seed spread. Then, for each run, the slice's dev loss at each evaluation (from
+#    the run's log), the teacher-forced accuracy and loss by kind
 #    of token (benchmarks/token_accuracy.py: words, opening and closing brackets)
 #    and whether the attention aligns (the share of word slots attending their own
 #    input word: over a reversed source it attends the word before, see the
@@ -49,8 +50,8 @@ if [ "$SWEEP" = 1 ]; then
   if [ -n "$ONLY" ]; then only=(--only="${ONLY// /,}"); fi
   python benchmarks/lever_table.py --task=lstm_parsing_slice --root="$ROOT" \
     --seeds="${SEEDS// /,}" --train_steps="$STEPS" --parallel="$PARALLEL" "${only[@]}"
-  echo "| run | steps/s (last log line) | slice F1 | tokens: kind, accuracy, loss | word slots attending their word / the word before |"
-  echo "| --- | --- | --- | --- | --- |"
+  echo "| run | steps/s (last log line) | slice F1 | slice dev loss by step | tokens: kind, accuracy, loss | word slots attending their word / the word before |"
+  echo "| --- | --- | --- | --- | --- | --- |"
   for record in "$ROOT"/*_seed*.lever; do
     run=${record%.lever}
     [ -d "$run/avg" ] || continue  # a lever of an earlier, larger sweep in this ROOT
@@ -60,7 +61,9 @@ if [ "$SWEEP" = 1 ]; then
     kinds=$(awk -F'|' '/^\| (word|opening|closing|all)/ {printf "%s %s %s; ", $2, $5, $6}' \
       "$run.tokens")
     aligned=$(awk -F'|' '/^\| layer [0-9]+ \(mean/ {v = $3 " /" $4} END {print v}' "$run.tokens")
-    echo "| $(basename "$run") | $rate | $(f1_of "$run.log") | $kinds | $aligned |"
+    losses=$(sed -n 's/.*eval dev at step \([0-9]*\): loss \([0-9.]*\).*/\1: \2/p' "$run.log" |
+      paste -sd ';' - | sed 's/;/; /g')
+    echo "| $(basename "$run") | $rate | $(f1_of "$run.log") | $losses | $kinds | $aligned |"
   done
 fi
 
