@@ -3,7 +3,7 @@
 # (docs/RESULTS.md, "Parsing: the Transformer against an LSTM with attention").
 #
 # 1. On the tuning slice (train wsj_0001-0149, dev wsj_0150-0159), the planned
-#    levers of lever_table.py's lstm_parsing_slice task (or ONLY of them), each
+#    levers of lever_table.py's TASK (lstm_parsing_slice; or ONLY of them), each
 #    with SEEDS seeds, STEPS steps (a step budget, not minutes: the machine may be
 #    shared), the last 5 of the checkpoints saved every 250 steps averaged, the
 #    slice's dev decoded with the problem's settings (beam 21, alpha 0.3,
@@ -27,6 +27,8 @@
 #
 #   bash benchmarks/lstm_parse_levers.sh                       # the sweep
 #   ONLY="warmup general_score" PARALLEL=2 bash benchmarks/lstm_parse_levers.sh
+#   TASK=lstm_parsing_slice_one_matrix PARALLEL=2 bash benchmarks/lstm_parse_levers.sh
+#       # the second round: the levers over one matrix (tied_softmax), its baseline
 #   SWEEP=0 CHOSEN=shared_embedding=true bash benchmarks/lstm_parse_levers.sh
 #
 # Runs go under ROOT (runs/lstm_levers); each run's own log is ROOT/NAME_seedSEED.log.
@@ -38,6 +40,7 @@ SEEDS=${SEEDS:-"1234 2"}
 PARALLEL=${PARALLEL:-1}
 SWEEP=${SWEEP:-1}
 ONLY=${ONLY:-}  # lever names to run besides the baseline (default: every planned lever)
+TASK=${TASK:-lstm_parsing_slice}  # or lstm_parsing_slice_one_matrix: lever_table.py's rounds
 FULL_MINUTES=${FULL_MINUTES:-120}
 POINTS=${POINTS:-6}
 
@@ -48,7 +51,7 @@ f1_of() {  # the first EVALB F-measure of a run's log: all sentences
 if [ "$SWEEP" = 1 ]; then
   only=()
   if [ -n "$ONLY" ]; then only=(--only="${ONLY// /,}"); fi
-  python benchmarks/lever_table.py --task=lstm_parsing_slice --root="$ROOT" \
+  python benchmarks/lever_table.py --task="$TASK" --root="$ROOT" \
     --seeds="${SEEDS// /,}" --train_steps="$STEPS" --parallel="$PARALLEL" "${only[@]}"
   echo "| run | steps/s (last log line) | slice F1 | slice dev loss by step | tokens: kind, accuracy, loss | word slots attending their word / the word before |"
   echo "| --- | --- | --- | --- | --- | --- |"

@@ -65,8 +65,8 @@ def test_a_lever_with_its_own_steps_keeps_the_averaged_share_of_its_training(tmp
     (["--lever=a=", "--seeds=1,1"], "names a seed twice"),
     (["--lever=a=", "--seeds=1,x"], "not a comma-separated list of seeds"),
     (["--lever=a=", "--task=wmt"],
-     "invalid choice: 'wmt' (choose from 'lstm_parsing_slice', 'multi30k_ende', 'multi30k_enfr', "
-     "'parsing_slice')"),
+     "invalid choice: 'wmt' (choose from 'lstm_parsing_slice', 'lstm_parsing_slice_one_matrix', "
+     "'multi30k_ende', 'multi30k_enfr', 'parsing_slice')"),
 ])
 def test_bad_flags_are_refused_in_one_line(flags, message, tmp_path, capsys):
     given = {flag.split("=")[0] for flag in flags}
