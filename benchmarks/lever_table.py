@@ -13,8 +13,8 @@ task's problem (or on PROBLEM: another vocabulary is another problem, as in T2T,
 sweep's steps (or STEPS: a lever that costs twice as much a step is compared at the
 same compute with half the steps); the first lever is
 the baseline the others are compared with. Without ``--lever`` a task's planned levers
-run (``PLANNED``: the ones issue 62 names). Every lever's hparams are checked
-before anything trains. Each lever is trained once a seed by
+run (``PLANNED``: the ones issues 62 and 60 name, the LSTM's in two rounds). Every
+lever's hparams are checked before anything trains. Each lever is trained once a seed by
 ``benchmarks/train_and_score.sh`` (``--train_steps`` or ``--minutes``, whichever
 comes first; the last checkpoints averaged; the task's split decoded with the
 decode settings earlier runs chose on it) into ``ROOT/NAME_seedSEED``, its log
