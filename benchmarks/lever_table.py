@@ -97,6 +97,10 @@ PLANNED = {
     "lstm_parsing_slice": (
         "uniform_init=", "keras_init=initializer=keras",
         f"tied_softmax={_ONE_MATRIX}",
+        # Which of tied_softmax's two ties does it: the source's embedding as the
+        # target's, or the target's embedding as the softmax.
+        "shared_embedding_only=shared_embedding=true",
+        "tied_softmax_only=shared_embedding_and_softmax_weights=true",
         "labelled_closers:parsing_english_ptb_sample_lexical_labelled_tune=",
         "warmup=learning_rate_schedule=linear_warmup,learning_rate_warmup_steps=500",
         "sgd_sentences=optimizer=sgd,learning_rate=1.0,loss_normalizer=sentences,"

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from typing import Callable
 
 from sweep_decode import headline
@@ -206,19 +207,47 @@ class Children:
 
     def stop(self, grace_seconds: float = 600.0) -> None:
         """SIGTERM to every command in flight and all it started (a trainer saves its
-        step and ends), then waits for them; SIGKILL after ``grace_seconds``."""
+        step and ends), then waits for all of them, not only the shell that leads
+        each group (it dies at once, while the trainer under it is still saving);
+        SIGKILL to what is left after ``grace_seconds``."""
         with self._lock:
             self._stopped = True
             running = list(self._running)
         for process in running:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_seconds
         for process in running:
-            try:
-                process.wait(grace_seconds)
-            except subprocess.TimeoutExpired:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(max(0.0, deadline - time.monotonic()))
+            while _group_runs(process.pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if _group_runs(process.pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGKILL)
+
+
+def _group_runs(group: int) -> bool:
+    """Whether a process of the process group ``group`` still runs. Zombies do not
+    count: orphans wait for PID 1 to reap them, which in a container may never come."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    if not os.path.isdir("/proc"):
+        return True  # no way to tell zombies apart here
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as stat:
+                # After "(comm)": state, parent, process group, ...
+                state, _, process_group = stat.read().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
+            continue  # gone since the listing
+        if state != "Z" and int(process_group) == group:
+            return True
+    return False
 
 
 CHILDREN = Children()
