@@ -9,8 +9,9 @@
 #    slice's dev decoded with the problem's settings (beam 21, alpha 0.3,
 #    constrained) and scored with EVALB: lever_table.py trains them (PARALLEL at
 #    once, resuming an interrupted sweep) and prints their table against the
-#    seed spread. Then, for each run, the slice's dev loss at each evaluation (from
-#    the run's log), the teacher-forced accuracy and loss by kind
+#    seed spread. Then, for each run, the F1 of its last checkpoint alone, the
+#    slice's dev loss at each evaluation (from the run's log), the teacher-forced
+#    accuracy and loss by kind
 #    of token (benchmarks/token_accuracy.py: words, opening and closing brackets)
 #    and whether the attention aligns (the share of word slots attending their own
 #    input word: over a reversed source it attends the word before, see the
@@ -53,20 +54,27 @@ if [ "$SWEEP" = 1 ]; then
   if [ -n "$ONLY" ]; then only=(--only="${ONLY// /,}"); fi
   python benchmarks/lever_table.py --task="$TASK" --root="$ROOT" \
     --seeds="${SEEDS// /,}" --train_steps="$STEPS" --parallel="$PARALLEL" "${only[@]}"
-  echo "| run | steps/s (last log line) | slice F1 | slice dev loss by step | tokens: kind, accuracy, loss | word slots attending their word / the word before |"
+  echo "| run | steps/s (last log line) | slice F1 (last checkpoint alone) | slice dev loss by step | tokens: kind, accuracy, loss | word slots attending their word / the word before |"
   echo "| --- | --- | --- | --- | --- | --- |"
   for record in "$ROOT"/*_seed*.lever; do
     run=${record%.lever}
     [ -d "$run/avg" ] || continue  # a lever of an earlier, larger sweep in this ROOT
     [ -s "$run.tokens" ] || python benchmarks/token_accuracy.py --output_dir="$run/avg" \
       --split=dev > "$run.tokens" 2>&1
+    # The last checkpoint alone: a run whose attention aligns late averages
+    # checkpoints from both sides of the turn (docs/RESULTS.md: 43.3 against 66.4).
+    words=$(ls "$run"/eval/*.dev.words)
+    [ -s "$run.last" ] || python benchmarks/learning_curve.py --output_dir="$run/train" \
+      --source="$words" --reference="${words%.words}.trees" --steps="$STEPS" \
+      --decode_hparams=batch_size=32 > "$run.last" 2>&1
+    last=$(awk -F'|' -v step="$STEPS" '$2 + 0 == step {print $4}' "$run.last")
     rate=$(grep -o '[0-9.]* steps/s' "$run.log" | tail -1 || true)  # none in a short run
     kinds=$(awk -F'|' '/^\| (word|opening|closing|all)/ {printf "%s %s %s; ", $2, $5, $6}' \
       "$run.tokens")
     aligned=$(awk -F'|' '/^\| layer [0-9]+ \(mean/ {v = $3 " /" $4} END {print v}' "$run.tokens")
     losses=$(sed -n 's/.*eval dev at step \([0-9]*\): loss \([0-9.]*\).*/\1: \2/p' "$run.log" |
       paste -sd ';' - | sed 's/;/; /g')
-    echo "| $(basename "$run") | $rate | $(f1_of "$run.log") | $losses | $kinds | $aligned |"
+    echo "| $(basename "$run") | $rate | $(f1_of "$run.log") ($last) | $losses | $kinds | $aligned |"
   done
 fi
 
