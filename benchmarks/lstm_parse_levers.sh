@@ -45,6 +45,13 @@ TASK=${TASK:-lstm_parsing_slice}  # or lstm_parsing_slice_one_matrix: lever_tabl
 FULL_MINUTES=${FULL_MINUTES:-120}
 POINTS=${POINTS:-6}
 
+cached() {  # cached FILE COMMAND...: FILE holds COMMAND's output, kept only if it succeeded
+  [ -s "$1" ] && return
+  local file=$1; shift
+  if "$@" > "$file.partial" 2>&1; then mv "$file.partial" "$file"
+  else echo "$*: failed, its output in $file.partial" >&2; fi
+}
+
 f1_of() {  # the first EVALB F-measure of a run's log: all sentences
   awk '/Bracketing FMeasure/ {print $4; exit}' "$1"
 }
@@ -59,19 +66,19 @@ if [ "$SWEEP" = 1 ]; then
   for record in "$ROOT"/*_seed*.lever; do
     run=${record%.lever}
     [ -d "$run/avg" ] || continue  # a lever of an earlier, larger sweep in this ROOT
-    [ -s "$run.tokens" ] || python benchmarks/token_accuracy.py --output_dir="$run/avg" \
-      --split=dev > "$run.tokens" 2>&1
+    cached "$run.tokens" python benchmarks/token_accuracy.py --output_dir="$run/avg" --split=dev
     # The last checkpoint alone: a run whose attention aligns late averages
     # checkpoints from both sides of the turn (docs/RESULTS.md: 43.3 against 66.4).
-    words=$(ls "$run"/eval/*.dev.words)
-    [ -s "$run.last" ] || python benchmarks/learning_curve.py --output_dir="$run/train" \
-      --source="$words" --reference="${words%.words}.trees" --steps="$STEPS" \
-      --decode_hparams=batch_size=32 > "$run.last" 2>&1
-    last=$(awk -F'|' -v step="$STEPS" '$2 + 0 == step {print $4}' "$run.last")
+    words=("$run"/eval/*.dev.words)
+    cached "$run.last" python benchmarks/learning_curve.py --output_dir="$run/train" \
+      --source="${words[0]}" --reference="${words[0]%.words}.trees" --steps="$STEPS" \
+      --decode_hparams=batch_size=32
+    last=$(awk -F'|' -v step="$STEPS" '$2 + 0 == step {print $4}' "$run.last" 2>/dev/null || true)
     rate=$(grep -o '[0-9.]* steps/s' "$run.log" | tail -1 || true)  # none in a short run
     kinds=$(awk -F'|' '/^\| (word|opening|closing|all)/ {printf "%s %s %s; ", $2, $5, $6}' \
-      "$run.tokens")
-    aligned=$(awk -F'|' '/^\| layer [0-9]+ \(mean/ {v = $3 " /" $4} END {print v}' "$run.tokens")
+      "$run.tokens" 2>/dev/null || true)
+    aligned=$(awk -F'|' '/^\| layer [0-9]+ \(mean/ {v = $3 " /" $4} END {print v}' \
+      "$run.tokens" 2>/dev/null || true)
     losses=$(sed -n 's/.*eval dev at step \([0-9]*\): loss \([0-9.]*\).*/\1: \2/p' "$run.log" |
       paste -sd ';' - | sed 's/;/; /g')
     echo "| $(basename "$run") | $rate | $(f1_of "$run.log") ($last) | $losses | $kinds | $aligned |"
