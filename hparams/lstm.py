@@ -226,12 +226,10 @@ def lstm_attention_parsing() -> HParams:
     the encoder's top states to about 1e-3 and the attention's gradients below
     Adam's epsilon, and the attention stays uniform (issue 60; on the tuning
     slice at step 100: 21.07 F1 against 0.21, docs/RESULTS.md).
-    The rows measured before then ran with ``initializer=keras``. With
-    ``shared_embedding=true,shared_embedding_and_softmax_weights=true,
-    scheduled_sampling_prob=0.5,scheduled_sampling_warmup_steps=1500`` two hours
-    give 78.7 dev F1 on lexical targets, level with the Transformer's single models;
-    on XX targets 23.3, its attention never aligning (no word in the prefix to
-    find again)."""
+    The rows measured before then ran with ``initializer=keras``. The sample's
+    recipe is lstm_attention_parsing_sample: 78.7 dev F1 in two hours on lexical
+    targets, level with the Transformer's single models; on XX targets 23.3, its
+    attention never aligning (no word in the prefix to find again)."""
     hparams = _on_a_cpu(lstm_luong_global_general())
     hparams.num_encoder_layers = 3
     hparams.num_decoder_layers = 3
@@ -239,4 +237,25 @@ def lstm_attention_parsing() -> HParams:
     hparams.initializer = "uniform"
     hparams.initializer_gain = 0.1
     hparams.max_length = 512
+    return hparams
+
+
+@register_hparams
+def lstm_attention_parsing_sample() -> HParams:
+    """The treebank sample's recipe for the LSTM+A, each setting chosen on its
+    tuning slice (docs/RESULTS.md, issue 60's lever table): lstm_attention_parsing
+    with one matrix for both embeddings and the softmax, and scheduled sampling
+    (half the previous tokens the model's own, ramped in over 1,500 steps).
+
+    One matrix is what lets the attention align within the budget: on the slice,
+    75.98 F1 against 34.59 with three matrices (two seeds each, 3,500 steps).
+    Two hours of this set on wsj_0001-0159 (5,046 steps on a 2-core Intel Xeon):
+    78.7 dev F1. Warmup aligned its attention sooner on the slice but its gain
+    there stayed inside the seed spread, so the set leaves it out.
+    lstm_attention_parsing keeps three matrices so that its rows reproduce."""
+    hparams = lstm_attention_parsing()
+    hparams.shared_embedding = True
+    hparams.shared_embedding_and_softmax_weights = True
+    hparams.scheduled_sampling_prob = 0.5
+    hparams.scheduled_sampling_warmup_steps = 1500
     return hparams
