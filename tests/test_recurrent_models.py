@@ -238,7 +238,7 @@ def test_every_lstm_set_builds_its_model(set_name):
                       if set_name.startswith(prefix))
     # The papers' shapes, scaled down: the keys and their meaning are what is tested.
     # A tied softmax reads embedding_size-wide states, so its sets keep the two equal.
-    tied = hparams.values().get("shared_embedding_and_softmax_weights", False)
+    tied = hparams.shared_embedding_and_softmax_weights
     for key, value in (("hidden_size", 8), ("embedding_size", 8 if tied else 6),
                        ("attention_size", 4), ("maxout_units", 3)):
         if key in hparams:
