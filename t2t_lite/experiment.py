@@ -21,7 +21,7 @@ from typing import Any
 
 from t2t_lite import registry
 from t2t_lite.data.problem import Problem
-from t2t_lite.hparam import HParams, from_source
+from t2t_lite.hparam import HParams, collecting_errors, from_source
 from t2t_lite.hparams.common import basic_params
 from t2t_lite.precision import copy_weights, dtype_policy, inference_policy
 
@@ -166,7 +166,9 @@ def resolve(problem_name: str | None, model_name: str | None, hparams_set: str |
     registry.models[model_name]  # an unknown model fails here, listing the known ones
     make_hparams = registry.hparams_sets[hparams_set]
     with from_source(f"hparams set {hparams_set}"):
-        hparams = make_hparams().check()
+        with collecting_errors(""):  # every refused line of the set's function, at once
+            hparams = make_hparams()
+        hparams.check()
     if saved.get("hparams"):
         hparams.override_from_dict(saved["hparams"], source=f"{HPARAMS_FILE} in {output_dir}")
     saved_values = hparams.values()

@@ -201,5 +201,28 @@ def test_a_set_out_of_range_is_named(monkeypatch):
         hparams.relu_dropout = 1.0
         return hparams
     monkeypatch.setitem(registry.hparams_sets._entries, "broken_set", broken_set)
-    with pytest.raises(HParamsError, match="^hparams set broken_set: hparam 'relu_dropout'"):
+    with pytest.raises(HParamsError, match=r"^hparams set broken_set: \S*test_hparam.py:\d+ hparam 'relu_dropout'"):
         resolve("algorithmic_reverse_binary40", "transformer", "broken_set", "", "d", "/nowhere")
+
+
+def test_alias_and_refused_key_on_plain_hparams():
+    from t2t_lite.hparam import Alias
+    h = HParams(size=at_least(1, 4))
+    h.add_alias("width", Alias(0, lambda hp, v: {"size": v * 2}, lambda hp: hp.size // 2,
+                               "half of size", ("size",)))
+    h.refuse_key("old", "use size")
+    h.width = 3
+    assert (h.size, h.width, h.values(), "width" in h, h.given("width")) == \
+        (6, 3, {"size": 6}, True, 3)
+    with pytest.raises(HParamsError, match=r"^hparam 'width' \(half of size\): hparam 'size' "
+                       "must be >= 1, got 0"):
+        h.parse("width=0")
+    with pytest.raises(HParamsError, match="^hparam 'old' is tensor2tensor's and t2t-lite "
+                       "does not have it: use size$"):
+        h.old = 1
+    h.size = 8  # set directly: the alias forgets what it was given
+    assert h.given("width") is None and h.copy().width == 4
+    with pytest.raises(HParamsError, match="a real key"):
+        h.add_alias("size", h.aliases()["width"])
+    h.extend(width=1)  # a real key takes the alias's place
+    assert h.values() == {"size": 8, "width": 1}
