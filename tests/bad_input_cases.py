@@ -335,7 +335,8 @@ CASES = [
          "hparam 'label_smoothing' must be finite and in [0, 1), got inf"),
     Case("hparam not among its choices", t2t_trainer.main,
          lambda ws: new_run_args(ws, "--hparams=optimizer=adamw"),
-         "hparam 'optimizer' must be one of 'adam', 'sgd', 'adadelta', got 'adamw'"),
+         "hparam 'optimizer' must be one of 'adam', 'sgd', 'adadelta', 'adam_w', 'adafactor', "
+         "'momentum', 'multistep_adam', got 'adamw'"),
     Case("heads that do not split hidden_size", t2t_trainer.main,
          lambda ws: new_run_args(ws, "--hparams=num_heads=3"),
          "hidden_size=32 is not divisible by num_heads=3"),

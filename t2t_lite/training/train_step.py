@@ -4,8 +4,11 @@ A step sees ``gradient_accumulation_steps`` batches per replica. The loss is the
 label-smoothed cross-entropy summed over non-padding target tokens and divided by
 their global count (all replicas, all accumulated batches), or by the global
 count of sentences (hparam loss_normalizer), so the update is the same whatever
-the number of replicas. Gradient clipping (clip_grad_norm) applies to that
-global gradient, not to a replica's part. A step whose loss or gradient is not
+the number of replicas. tensor2tensor's weight decay (hparam weight_decay) adds
+``weight_decay * sum(w^2) / 2`` over the weights to that mean loss, biases and norm
+shifts left out as T2T left its biases; its gradient is written out, once a
+step. Gradient clipping (clip_grad_norm) applies to that global gradient, not to
+a replica's part. A step whose loss or gradient is not
 finite is skipped on every replica under ``skip_nonfinite_steps``; otherwise
 the trainer stops the run before a bad state is saved.
 """
@@ -21,6 +24,14 @@ from t2t_lite.hparam import HParams
 from t2t_lite.training.losses import smoothed_cross_entropy
 
 SUM = tf.distribute.ReduceOp.SUM
+
+
+def decayed(variable: keras.Variable) -> bool:
+    """Whether weight_decay reaches ``variable``: T2T's weight decay skipped its
+    biases (a 1-D variable named ...bias), its layer norm's among them; Keras names
+    a norm's shift beta."""
+    name = variable.name.split("/")[-1]
+    return len(variable.shape) != 1 or not name.endswith(("bias", "beta"))
 
 
 class TrainStep:
@@ -75,6 +86,8 @@ class TrainStep:
         # The optimizer sums gradients over replicas; each is already divided by
         # the global count, so the sum is the gradient of the global mean loss.
         grads = [g * scale for g in accumulated]
+        if self.hparams.weight_decay:
+            grads = self._with_weight_decay(grads, variables)
         # Under loss scaling an overflowing gradient is routine: the optimizer skips
         # that step and lowers the scale. Only the loss tells of a diverged run then.
         finite = tf.math.is_finite(loss_sum) if self.loss_scaling else tf.logical_and(
@@ -101,6 +114,16 @@ class TrainStep:
         else:
             apply(grads)  # the host stops the run before a bad state is saved
         return loss_sum, target_tokens, input_tokens, nonfinite
+
+    def _with_weight_decay(self, grads: list[tf.Tensor], variables: list
+                           ) -> list[tf.Tensor]:
+        """``grads`` plus a replica's share of the L2 term's gradient, ``weight_decay
+        * w`` for each decayed weight: the optimizer sums the replicas' shares."""
+        factor = tf.constant(self.hparams.weight_decay / self.strategy.num_replicas_in_sync)
+        if self.loss_scaling:
+            factor = self.optimizer.scale_loss(factor)  # the optimizer unscales the sum
+        return [g + factor * tf.convert_to_tensor(v) if decayed(v) else g
+                for g, v in zip(grads, variables)]
 
     def _clip_summed_gradient(self, grads: list[tf.Tensor]) -> list[tf.Tensor]:
         """Each replica's share of the gradient, the sum over replicas rescaled to
