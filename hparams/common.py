@@ -12,8 +12,19 @@ loss            label_smoothing, loss_normalizer ("tokens": the summed loss over
                 the number of target tokens, as T2T; "sentences": over the number
                 of sentences, as the RNN papers' objective, which sums a
                 sentence's token losses)
-optimizer       optimizer ("adam", "sgd" or "adadelta"), optimizer_adam_beta1 /
-                beta2 / epsilon, optimizer_adadelta_rho / epsilon,
+optimizer       optimizer ("adam", "sgd", "adadelta"; tensor2tensor's "adam_w",
+                "adafactor", "momentum", "multistep_adam": see
+                t2t_lite/training/optimizers.py), optimizer_adam_beta1 / beta2 /
+                epsilon (adam, adam_w, multistep_adam), optimizer_adadelta_rho /
+                epsilon, optimizer_momentum_momentum / nesterov (momentum),
+                optimizer_adafactor_* (adafactor: Keras's Adafactor, whose
+                fixed choices the ranges state: beta1 0, factored, parameter
+                scale, decay_type "pow" with memory_exponent; beta2, declared
+                for T2T's sets, is not read: only T2T's "adam" decay type, which
+                Keras lacks, read it), weight_decay (T2T's: weight_decay *
+                the L2 loss of the weights but biases and norm shifts added to
+                the loss, under every optimizer; adam_w also decays each weight
+                by weight_decay a step, decoupled, as T2T's AdamW did),
                 clip_grad_norm (rescale the gradient, all replicas summed, to
                 this global norm when it is larger; 0 = off)
 data            word_dropout (alpha of Kiperwasser & Goldberg's word dropout: a
@@ -35,20 +46,35 @@ learning rate   learning_rate (the rate, or a scale on rsqrt_decay),
                 the RNN papers halved theirs each (half) epoch; "linear_warmup":
                 step_decay's rate, reached linearly over the first
                 learning_rate_warmup_steps, for the recurrent sets, whose
-                constant rate otherwise hits untrained weights at full size)
+                constant rate otherwise hits untrained weights at full size);
+                or tensor2tensor's product of factors, "constant*linear_warmup*
+                rsqrt_decay*rsqrt_hidden_size" (hparams/schedule_grammar.py
+                lists them; t2t_lite/training/schedules.py computes them), which
+                read learning_rate_constant (the rate there: learning_rate is
+                not read, as in T2T), learning_rate_decay_staircase (exp_decay),
+                and under "legacy" learning_rate_decay_scheme ("none", "noam",
+                "exp", "sqrt")
 """
-from t2t_lite.hparam import HParams, at_least, fraction, off_or_above, one_of, positive
+from t2t_lite.hparam import HParams, Range, at_least, fraction, off_or_above, one_of, positive
+from t2t_lite.hparams.t2t_keys import add_t2t_keys
+from t2t_lite.hparams.schedule_grammar import (OPTIMIZERS, SCHEDULES, optimizer_range,
+                                               schedule_range)
 from t2t_lite.precision import DTYPES
 
 # The choices of the string keys; the trainer looks them up by these names.
+# OPTIMIZERS and SCHEDULES are schedule_grammar.py's (T2T's schedule strings are
+# checked there).
 LOSS_NORMALIZERS = ("tokens", "sentences")
-OPTIMIZERS = ("adam", "sgd", "adadelta")
-SCHEDULES = ("rsqrt_decay", "constant", "step_decay", "linear_warmup")
+# T2T's legacy schedule's decay schemes we compute (its cosine, piecewise and
+# cyclelinear10x read keys we do not declare).
+DECAY_SCHEMES = ("none", "noam", "exp", "sqrt")
+# Keras's Adafactor fixes what T2T's made a choice: only T2T's default passes.
+ADAFACTOR_DECAY_TYPES = ("pow",)
 
 
 def basic_params() -> HParams:
     """Training defaults: Adam with the Transformer's settings, no clipping."""
-    return HParams(
+    return add_t2t_keys(HParams(
         batch_size=at_least(1, 4096),
         max_length=at_least(1, 256),
         length_bucket_step=off_or_above(1, 1.1),
@@ -56,20 +82,36 @@ def basic_params() -> HParams:
         label_smoothing=fraction(0.1),
         word_dropout=at_least(0, 0.0),
         loss_normalizer=one_of(*LOSS_NORMALIZERS),
-        optimizer=one_of(*OPTIMIZERS),
+        optimizer=optimizer_range(),
         optimizer_adam_beta1=fraction(0.9),
         optimizer_adam_beta2=fraction(0.98),
         optimizer_adam_epsilon=positive(1e-9),
         optimizer_adadelta_rho=fraction(0.95),
         optimizer_adadelta_epsilon=positive(1e-6),
+        optimizer_momentum_momentum=fraction(0.9),
+        optimizer_momentum_nesterov=False,
+        optimizer_adafactor_beta1=Range(0.0, lambda v: v == 0,
+                                        "0.0 (Keras's Adafactor keeps no first moment)"),
+        optimizer_adafactor_beta2=fraction(0.999),
+        optimizer_adafactor_factored=Range(True, lambda v: v,
+                                           "true (Keras's Adafactor always factors)"),
+        optimizer_adafactor_decay_type=one_of(*ADAFACTOR_DECAY_TYPES),
+        optimizer_adafactor_memory_exponent=positive(0.8),
+        optimizer_adafactor_clipping_threshold=positive(1.0),
+        optimizer_adafactor_multiply_by_parameter_scale=Range(
+            True, lambda v: v, "true (Keras's Adafactor always scales by the parameters)"),
+        weight_decay=at_least(0, 0.0),
         clip_grad_norm=at_least(0, 0.0),
         skip_nonfinite_steps=False,
         learning_rate=positive(1.0),
-        learning_rate_schedule=one_of(*SCHEDULES),
+        learning_rate_schedule=schedule_range(),
+        learning_rate_constant=positive(1.0),
         learning_rate_warmup_steps=at_least(1, 4000),
         learning_rate_decay_start_step=at_least(0, 0),
         learning_rate_decay_steps=at_least(1, 1),
         learning_rate_decay_rate=positive(1.0),
+        learning_rate_decay_staircase=False,
+        learning_rate_decay_scheme=one_of(*DECAY_SCHEMES),
         dtype=one_of(*DTYPES),
         xla=False,
-    )
+    ))

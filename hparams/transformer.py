@@ -227,53 +227,62 @@ def transformer_multi30k_tiny() -> HParams:
 
 
 # tensor2tensor's names for its sets, meaning what T2T means by them: the same shape,
-# batch (tokens per GPU), learning-rate curve and warmup. Where each differs from T2T:
-# dense weights start as Keras's Glorot-uniform (T2T: uniform_unit_scaling); the rate is
-# rsqrt_decay scaled by learning_rate, which draws T2T's "noam" curve and its later
-# "constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size" (steps count from 1, so the
-# first step's rate is not 0); T2T-only keys (target-space embedding, modality shards)
-# do not exist. Our transformer_base and transformer_big are the paper's (T2T's v1);
-# T2T's transformer_base is transformer_base_v3 here, its transformer_big the big shape
-# on that with 2048-token batches and dropout 0.3.
+# batch (tokens per GPU), learning-rate keys and warmup, so that a user's set built on one
+# (in a T2T usr_dir: t2t_lite/compat/) and --hparams mean what they meant in T2T: v1 and
+# v2 run T2T's "legacy" noam schedule (learning_rate 0.1 / 0.2, times its Adam correction
+# 0.002 and 5000, is the paper's curve at a scale of 1.0 / 2.0), v3 on its product string
+# with learning_rate_constant (learning_rate is not read there, as in T2T). Where each
+# differs from T2T: steps count from 1; T2T-only keys (target-space embedding, modality
+# shards) do not exist (hparams/t2t_keys.py). Our transformer_base and transformer_big
+# are the paper's (T2T's v1's shape); T2T's transformer_base is transformer_base_v3 here.
+T2T_V3_SCHEDULE = "constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size"
+
+
 @register_hparams
 def transformer_base_v1() -> HParams:
-    """T2T's first base, the paper's: transformer_base (post-norm, 4096-token batches;
-    T2T's "noam" rate 0.1, times its Adam correction 0.002 and 5000, is a scale of 1.0,
-    with 4000 warmup steps)."""
-    return transformer_base()
+    """T2T's first base, the paper's shape: post-norm, 4096-token batches, "noam" rate
+    0.1 with 4000 warmup steps; dev examples over max_length count (T2T's default)."""
+    hparams = transformer_base()
+    hparams.learning_rate_schedule = "legacy"
+    hparams.learning_rate_decay_scheme = "noam"
+    hparams.learning_rate = 0.1
+    hparams.eval_drop_long_sequences = False
+    return hparams
 
 
 @register_hparams
 def transformer_base_v2() -> HParams:
     """T2T's v2: pre-norm, dropout 0.1 on attention and ReLU too, and "noam" rate 0.2
-    (a scale of 2.0) with 8000 warmup steps."""
+    with 8000 warmup steps."""
     hparams = transformer_base_v1()
     hparams.normalize_before = True
     hparams.attention_dropout = 0.1
     hparams.relu_dropout = 0.1
-    hparams.learning_rate = 2.0
+    hparams.learning_rate = 0.2
     hparams.learning_rate_warmup_steps = 8000
     return hparams
 
 
 @register_hparams
 def transformer_base_v3() -> HParams:
-    """T2T's v3, its transformer_base ever since: v2 with Adam beta2 0.997 (its rate,
-    constant 2.0 * rsqrt_hidden_size, is v2's curve)."""
+    """T2T's v3, its transformer_base ever since: v2 with Adam beta2 0.997 and the rate
+    as T2T's product, constant 2.0 * rsqrt_hidden_size (v2's curve)."""
     hparams = transformer_base_v2()
     hparams.optimizer_adam_beta2 = 0.997
+    hparams.learning_rate_schedule = T2T_V3_SCHEDULE
+    hparams.learning_rate_constant = 2.0
+    hparams.learning_rate = 1.0  # not read under the product (T2T left its 0.2 unread)
     return hparams
 
 
 @register_hparams
 def transformer_base_single_gpu() -> HParams:
     """T2T's advice for one GPU: its base (v3) with 1024-token batches and the rate
-    0.1 * min(step / 16000, 1) * max(step, 16000)^-0.5. That rate lacks rsqrt_decay's
-    d_model^-0.5, so the scale here is 0.1 * sqrt(512), the same curve at d_model 512
-    (unlike T2T's, it changes with a --hparams hidden_size)."""
+    0.1 * min(step / 16000, 1) * max(step, 16000)^-0.5 (no rsqrt_hidden_size)."""
     hparams = transformer_base_v3()
     hparams.batch_size = 1024
-    hparams.learning_rate = 0.1 * 512 ** 0.5
+    hparams.learning_rate_schedule = "constant*linear_warmup*rsqrt_decay"
+    hparams.learning_rate_constant = 0.1
     hparams.learning_rate_warmup_steps = 16000
     return hparams
 

@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
-from t2t_lite.data.pipeline import batch_examples, bucket_upper_lengths
+from t2t_lite.data.pipeline import batch_examples, bucket_upper_lengths, truncate_features
 
 
 def _examples(count=60, max_len=30, seed=0):
@@ -159,3 +159,15 @@ def test_pipelines_run_without_autotuning(training):
     # (t2t_lite/data/no_autotune.py): no training or evaluation may pay it.
     dataset = batch_examples(_dataset(_examples(4)), 100, 30, training=training)
     assert dataset.options().autotune.enabled is False
+
+
+def test_truncate_features_cuts_each_side_to_its_length_as_t2t_did():
+    """T2T's max_input_seq_length / max_target_seq_length: a plain cut (EOS included)."""
+    examples = [{"inputs": [3, 4, 5, EOS_ID], "targets": [6, EOS_ID]}]
+    dataset = tf.data.Dataset.from_generator(
+        lambda: iter(examples), output_signature={
+            key: tf.TensorSpec([None], tf.int32) for key in ("inputs", "targets")})
+    cut = next(iter(truncate_features(dataset, {"inputs": 2, "targets": 0})))
+    assert cut["inputs"].numpy().tolist() == [3, 4]
+    assert cut["targets"].numpy().tolist() == [6, EOS_ID]
+    assert truncate_features(dataset, {"inputs": 0, "targets": 0}) is dataset

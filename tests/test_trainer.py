@@ -282,8 +282,13 @@ def test_examples_left_out_of_the_dev_figures_are_counted_once(reverse_data, tmp
     warnings = [r.getMessage() for r in caplog.records if "left out" in r.getMessage()]
     assert warnings == [f"eval dev: {longer} of its {len(dev)} examples have a side longer "
                         "than 21 tokens (max_length=21, batch_size=512) and are left out of "
-                        "these figures, as such examples are of training; raise max_length "
-                        "to include them"]
+                        "these figures, as such examples are of training; raise max_length, "
+                        "or set eval_drop_long_sequences=false, to include them"]
     caplog.clear()
     make_trainer(reverse_data, tmp_path / "all", training_hparams()).evaluate()
     assert "left out" not in caplog.text
+    # T2T's eval_drop_long_sequences=false: the dev figures count every example.
+    keeping = make_trainer(reverse_data, tmp_path / "keep", training_hparams(
+        "max_length=21,eval_drop_long_sequences=false"))
+    keeping.evaluate()
+    assert "left out" not in caplog.text and keeping._evaluation.examples["dev"] == len(dev)

@@ -54,17 +54,26 @@ def test_table3_variants_are_registered_with_their_head_sizes():
 # formulas: "noam" learning_rate * 0.002 (Adam) * 5000 * d^-0.5 * warmup^-0.5 (v1, v2);
 # constant * d^-0.5 * warmup^-0.5 (v3 and after); single_gpu's constant * warmup^-0.5.
 T2T_SETS = {
-    "transformer_base_v1": ("transformer_base", {},
+    "transformer_base_v1": ("transformer_base",
+                            {"learning_rate_schedule": "legacy", "learning_rate": 0.1,
+                             "learning_rate_decay_scheme": "noam",
+                             "eval_drop_long_sequences": False},
                             4096, 0.1 * 0.002 * 5000 * 512 ** -0.5 * 4000 ** -0.5, 4000),
     "transformer_base_v2": ("transformer_base_v1",
                             {"normalize_before": True, "attention_dropout": 0.1,
-                             "relu_dropout": 0.1, "learning_rate": 2.0,
+                             "relu_dropout": 0.1, "learning_rate": 0.2,
                              "learning_rate_warmup_steps": 8000},
                             4096, 0.2 * 0.002 * 5000 * 512 ** -0.5 * 8000 ** -0.5, 8000),
-    "transformer_base_v3": ("transformer_base_v2", {"optimizer_adam_beta2": 0.997},
+    "transformer_base_v3": ("transformer_base_v2",
+                            {"optimizer_adam_beta2": 0.997, "learning_rate": 1.0,
+                             "learning_rate_constant": 2.0,
+                             "learning_rate_schedule":
+                                 "constant*linear_warmup*rsqrt_decay*rsqrt_hidden_size"},
                             4096, 2.0 * 512 ** -0.5 * 8000 ** -0.5, 8000),
     "transformer_base_single_gpu": ("transformer_base_v3",
-                                    {"batch_size": 1024, "learning_rate": 0.1 * 512 ** 0.5,
+                                    {"batch_size": 1024, "learning_rate_constant": 0.1,
+                                     "learning_rate_schedule":
+                                         "constant*linear_warmup*rsqrt_decay",
                                      "learning_rate_warmup_steps": 16000},
                                     1024, 0.1 * 16000 ** -0.5, 16000),
     "transformer_big_dr1": ("transformer_base_v3",

@@ -38,6 +38,18 @@ def _example_length(example: dict[str, tf.Tensor]) -> tf.Tensor:
     return tf.reduce_max(tf.stack([tf.shape(ids)[0] for ids in example.values()]))
 
 
+def truncate_features(dataset: tf.data.Dataset, lengths: dict[str, int]) -> tf.data.Dataset:
+    """Each feature cut to its first ``lengths[feature]`` ids (0: kept whole), as
+    tensor2tensor's max_input_seq_length / max_target_seq_length cut them: after EOS
+    was appended, so a cut sequence has none."""
+    cuts = {feature: length for feature, length in lengths.items() if length > 0}
+    if not cuts:
+        return dataset
+    return dataset.map(lambda example: {key: ids[:cuts[key]] if key in cuts else ids
+                                        for key, ids in example.items()},
+                       num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+
 def batch_examples(dataset: tf.data.Dataset, batch_size_tokens: int, max_length: int,
                    training: bool, shuffle_buffer: int = 10000,
                    seed: int | None = None, length_bucket_step: float = 1.1,

@@ -16,7 +16,7 @@ import keras
 import tensorflow as tf
 
 from t2t_lite import interrupts
-from t2t_lite.data.pipeline import batch_examples
+from t2t_lite.data.pipeline import batch_examples, truncate_features
 from t2t_lite.data.tfrecords import shards_fingerprint
 from t2t_lite.experiment import Experiment
 from t2t_lite.hparams.common import LOSS_NORMALIZERS
@@ -141,10 +141,20 @@ class Trainer:
         augment = (self.experiment.problem.training_augmentation(self.experiment.data_dir,
                                                                  self.hparams)
                    if training else None)
-        return batch_examples(dataset, tokens, self.hparams.max_length, training,
+        dataset = truncate_features(dataset, {"inputs": self.hparams.max_input_seq_length,
+                                              "targets": self.hparams.max_target_seq_length})
+        return batch_examples(dataset, tokens, self._max_length(training), training,
                               seed=self.options.seed + step,
                               length_bucket_step=self.hparams.length_bucket_step,
                               augment=augment)
+
+    def _max_length(self, training: bool) -> int:
+        """Training drops examples over max_length; evaluation too unless
+        eval_drop_long_sequences is False (T2T's default): then only the batch's
+        token budget limits which dev examples count."""
+        if training or self.hparams.eval_drop_long_sequences:
+            return self.hparams.max_length
+        return 0
 
     def train_on(self, dataset: tf.data.Dataset, num_steps: int) -> dict[str, float]:
         """Runs ``num_steps`` optimizer steps on global batches from ``dataset``."""
@@ -333,12 +343,14 @@ class Trainer:
             0, lambda count, _: count + 1))
         if evaluated < total:
             tokens = self.hparams.batch_size * self.strategy.num_replicas_in_sync
-            limit = min(self.hparams.max_length or tokens, tokens)
+            limit = min(self._max_length(False) or tokens, tokens)
+            remedy = ("raise max_length, or set eval_drop_long_sequences=false,"
+                      if limit < tokens else "raise batch_size")
             logging.warning(
                 "eval %s: %d of its %d examples have a side longer than %d tokens "
                 "(max_length=%d, batch_size=%d) and are left out of these figures, as "
-                "such examples are of training; raise max_length to include them", split,
-                total - evaluated, total, limit, self.hparams.max_length, tokens)
+                "such examples are of training; %s to include them", split,
+                total - evaluated, total, limit, self.hparams.max_length, tokens, remedy)
 
     def score_dev_decodes(self) -> list[str]:
         """Runs ``dev_scorer``; logs its lines and writes them as a TensorBoard text."""
