@@ -226,7 +226,10 @@ def test_unknown_names_are_refused_by_the_hparams(overrides, message):
 
 
 # Each registered RNN set names its model by its prefix.
-SET_MODELS = {"lstm_sutskever": SEQ2SEQ, "lstm_bahdanau": BAHDANAU, "lstm_luong": LUONG,
+# The first prefix that matches wins: T2T's lstm_bahdanau_attention is a Luong-style
+# model with the concat score (hparams/t2t_lstm.py), not our RNNsearch.
+SET_MODELS = {"lstm_sutskever": SEQ2SEQ, "lstm_bahdanau_attention": LUONG,
+              "lstm_bahdanau": BAHDANAU, "lstm_luong": LUONG,
               "lstm_seq2seq": SEQ2SEQ, "lstm_attention": LUONG}
 
 
