@@ -17,7 +17,7 @@ import re
 import sys
 import traceback
 from collections import defaultdict
-from typing import Any, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 T = TypeVar("T")
 
@@ -112,8 +112,15 @@ register_hparams = hparams_sets.register
 register_metric = metrics.register
 
 
+# Run before a usr_dir is imported: ``builtins.load_builtins`` adds tensor2tensor's
+# import paths (t2t_lite/compat/), which this ground floor may not name.
+BEFORE_USR_DIR_IMPORT: list[Callable[[], object]] = []
+
+
 def import_usr_dir(usr_dir: str) -> None:
     """Imports the package at ``usr_dir`` (a folder with ``__init__.py``)."""
+    for hook in BEFORE_USR_DIR_IMPORT:
+        hook()
     path = os.path.abspath(os.path.expanduser(usr_dir.rstrip("/")))
     if not os.path.isfile(os.path.join(path, "__init__.py")):
         raise FileNotFoundError(
@@ -129,9 +136,12 @@ def import_usr_dir(usr_dir: str) -> None:
         if place is None:  # raised by our own code, not on purpose: a bug to trace back
             raise
         message = error.msg if isinstance(error, SyntaxError) else str(error)
+        message = " ".join(str(message).split())
+        if getattr(error, "place", None):  # a refusal that names the user's line itself
+            raise UsrDirError(f"--t2t_usr_dir={usr_dir}: importing it failed: {message}"
+                              ) from error
         raise UsrDirError(f"--t2t_usr_dir={usr_dir}: importing it failed: {place}: "
-                          f"{type(error).__name__}: {' '.join(str(message).split())}"
-                          ) from error
+                          f"{type(error).__name__}: {message}") from error
     # A folder named as a module Python has already (json, test, tensorflow) imports
     # that module instead, and the user's registrations silently never run.
     found = getattr(module, "__file__", None) or ""

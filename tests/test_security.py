@@ -16,9 +16,11 @@ FORBIDDEN = {("builtins", "eval"), ("builtins", "exec"), ("builtins", "compile")
              ("yaml", "unsafe_load"), ("dill", "loads"), ("shelve", "open"),
              ("os", "system"), ("subprocess", "call"), ("subprocess", "run"),
              ("subprocess", "Popen")}
-# The one place that imports code by name: --t2t_usr_dir (t2t_lite/builtins.py imports
-# the built-in registrations with import statements).
-IMPORTS_BY_NAME_ALLOWED = {"t2t_lite.registry"}
+# The places that import code by name: --t2t_usr_dir, and the twins of the tensor2tensor
+# modules that a usr_dir imports (only t2t_lite.compat.tensor2tensor.*, named by the
+# user's own import statements). t2t_lite/builtins.py imports the built-in
+# registrations with import statements.
+IMPORTS_BY_NAME_ALLOWED = {"t2t_lite.registry", "t2t_lite.compat.aliases"}
 
 
 def dangerous_calls(path: str, module: str) -> list[str]:

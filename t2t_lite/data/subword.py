@@ -23,6 +23,7 @@ import functools
 import io
 import logging
 import os
+import re
 import time
 from typing import Iterable, Sequence
 
@@ -39,6 +40,9 @@ UNK_ID = NUM_RESERVED_IDS  # the first id after PAD and EOS
 MODEL_TYPES = ("bpe", "unigram")
 DEFAULT_CHARACTER_COVERAGE = 0.9995  # sentencepiece's own default
 _WHITESPACE_MARK = "\u2581"
+# sentencepiece's refusals of a size, and the size each names as possible.
+_SIZE_BOUNDS = (re.compile(r"Vocabulary size too high \(\d+\)\. Please set it to a value <= (\d+)"),
+                re.compile(r"Vocabulary size is smaller than required_chars\. \d+ vs (\d+)"))
 
 
 def graph_trim_ids(ids: tf.Tensor) -> tf.RaggedTensor:
@@ -47,6 +51,15 @@ def graph_trim_ids(ids: tf.Tensor) -> tf.RaggedTensor:
     ids = tf.cast(ids, tf.int32)
     before_eos = tf.equal(tf.cumsum(tf.cast(tf.equal(ids, EOS_ID), tf.int32), axis=-1), 0)
     return tf.ragged.boolean_mask(ids, before_eos & tf.not_equal(ids, PAD_ID))
+
+
+def _size_bound(message: str) -> int | None:
+    """The vocabulary size sentencepiece's ``message`` says it can train, if it says one."""
+    for pattern in _SIZE_BOUNDS:
+        found = pattern.search(message)
+        if found:
+            return int(found.group(1))
+    return None
 
 
 class SubwordTextEncoder(TextEncoder):
@@ -81,30 +94,67 @@ class SubwordTextEncoder(TextEncoder):
         model_path = path_prefix + ".model"
         if os.path.exists(model_path):
             return cls.load_from_file(model_path)
+        encoder = cls.train(text_iterator, vocab_size, model_type, max_sentences=max_sentences,
+                            seed=seed, character_coverage=character_coverage)
+        encoder.store_to_file(model_path)
+        logger.info("wrote the vocabulary to %s", model_path)
+        return encoder
+
+    @classmethod
+    def train(cls, text_iterator: Iterable[str], vocab_size: int, model_type: str = "bpe", *,
+              max_sentences: int = 0, seed: int = 1,
+              character_coverage: float = DEFAULT_CHARACTER_COVERAGE,
+              fit_to_data: bool = False, max_piece_length: int = 16) -> "SubwordTextEncoder":
+        """``build``'s vocabulary, in memory. With ``fit_to_data``, a size the text
+        cannot give (more pieces than it has, or fewer than its characters and the
+        byte pieces need) is moved to the nearest it can, with one warning, as
+        tensor2tensor's builder gave what the text allowed; without, it is refused.
+        ``max_piece_length``: the longest piece, in characters."""
         if model_type not in MODEL_TYPES:
             raise ValueError(f"model_type {model_type!r} is not one of {MODEL_TYPES}")
+        sentences = list(text_iterator) if fit_to_data else text_iterator
+        asked = vocab_size
+        for _ in range(4):  # each retry takes the bound sentencepiece names
+            try:
+                encoder = cls._train_once(sentences, vocab_size, model_type, max_sentences,
+                                          seed, character_coverage, max_piece_length)
+            except ValueError as error:
+                bound = _size_bound(str(error)) if fit_to_data else None
+                if bound is None or bound == vocab_size:
+                    raise
+                vocab_size = bound
+                continue
+            if vocab_size != asked:
+                logger.warning("a %d-id vocabulary was asked for, but this text gives %d "
+                               "(sentencepiece's bound): built %d ids", asked, vocab_size,
+                               vocab_size)
+            return encoder
+        raise ValueError(f"sentencepiece could not train a vocabulary near {asked} ids")
+
+    @classmethod
+    def _train_once(cls, sentences: Iterable[str], vocab_size: int, model_type: str,
+                    max_sentences: int, seed: int, character_coverage: float,
+                    max_piece_length: int) -> "SubwordTextEncoder":
         spm.set_random_generator_seed(seed)
         model = io.BytesIO()
         started = time.monotonic()
         logger.info("training a %d-id %s vocabulary with sentencepiece", vocab_size, model_type)
-        sentences = progress(text_iterator, "reading text for the vocabulary", unit="sentences")
+        text = progress(iter(sentences), "reading text for the vocabulary", unit="sentences")
         try:
             spm.SentencePieceTrainer.train(
-                sentence_iterator=iter(sentences), model_writer=model,
+                sentence_iterator=iter(text), model_writer=model,
                 vocab_size=vocab_size, model_type=model_type,
                 pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
                 byte_fallback=True, normalization_rule_name="identity",
                 remove_extra_whitespaces=False, input_sentence_size=max_sentences,
                 character_coverage=character_coverage,
+                max_sentencepiece_length=max_piece_length,
                 shuffle_input_sentence=True, num_threads=1, minloglevel=2)
         except RuntimeError as err:
             raise ValueError(f"sentencepiece could not train a {vocab_size}-token "
                              f"{model_type} vocabulary: {err}") from None
-        encoder = cls(model.getvalue())
-        encoder.store_to_file(model_path)
-        logger.info("trained the vocabulary in %.0f s: %s", time.monotonic() - started,
-                    model_path)
-        return encoder
+        logger.info("trained the vocabulary in %.0f s", time.monotonic() - started)
+        return cls(model.getvalue())
 
     @classmethod
     def adopt(cls, path: str) -> "SubwordTextEncoder":

@@ -1,0 +1,1 @@
+"""tensor2tensor.utils's twins: the names a usr_dir imports from it."""
