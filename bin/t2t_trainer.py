@@ -226,7 +226,8 @@ def train(argv: Sequence[str] | None) -> int:
     args.output_dir = paths.run_folder("--output_dir", args.output_dir)
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
                                         args.hparams, args.data_dir, args.output_dir,
-                                        must_exist=args.schedule == "evaluate")
+                                        must_exist=args.schedule == "evaluate",
+                                        usr_dir=args.t2t_usr_dir)
     keep_best = keep_best_options(args, experiment.problem)
     warm_start = None
     if args.warm_start_from is not None:

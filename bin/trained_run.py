@@ -123,7 +123,7 @@ def open_run(args: argparse.Namespace, command: str,
         declare(paths)
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
                                         args.hparams, args.data_dir, args.output_dir,
-                                        must_exist=True)
+                                        must_exist=True, usr_dir=getattr(args, "t2t_usr_dir", ""))
     experiment.data_dir = paths.input_folder("--data_dir", experiment.data_dir)
     _refuse_unread_overrides(experiment, command, reads)
     return OpenedRun(experiment, paths)

@@ -43,6 +43,8 @@ class Experiment:
     output_dir: str
     # The keys --hparams changed from the hparams set and hparams.json.
     overridden: tuple[str, ...] = ()
+    # The --t2t_usr_dir that registers the problem, model or set (absolute), if any.
+    usr_dir: str = ""
 
     @property
     def model_cls(self) -> type:
@@ -94,7 +96,8 @@ class Experiment:
     def record(self) -> dict[str, Any]:
         return {**self.data_identity(), "model": self.model_name,
                 "data_dir": os.path.abspath(self.data_dir),
-                "hparams_set": self.hparams_set, "hparams": self.hparams.values()}
+                "hparams_set": self.hparams_set, "hparams": self.hparams.values(),
+                **({"t2t_usr_dir": self.usr_dir} if self.usr_dir else {})}
 
     def save(self) -> None:
         """Writes ``hparams.json`` atomically (an earlier copy is never half-written)."""
@@ -132,7 +135,7 @@ def load_record(output_dir: str) -> dict[str, Any] | None:
 
 def resolve(problem_name: str | None, model_name: str | None, hparams_set: str | None,
             hparams_overrides: str, data_dir: str | None, output_dir: str,
-            must_exist: bool = False) -> Experiment:
+            must_exist: bool = False, usr_dir: str = "") -> Experiment:
     """Builds the Experiment, filling names the user left out from the output dir.
 
     Raises ExperimentError when the request disagrees with what ``output_dir``
@@ -162,6 +165,16 @@ def resolve(problem_name: str | None, model_name: str | None, hparams_set: str |
                         ("--hparams_set", hparams_set), ("--data_dir", data_dir)):
         if not value:
             raise ExperimentError(f"{flag} is required (no {HPARAMS_FILE} in {output_dir})")
+    recorded_usr_dir = saved.get("t2t_usr_dir", "")
+    needed = [name for name, names in ((problem_name, registry.problems),
+                                       (model_name, registry.models),
+                                       (hparams_set, registry.hparams_sets))
+              if name not in names]
+    if needed and recorded_usr_dir and not usr_dir:
+        raise ExperimentError(f"{', '.join(needed)} of the run in {output_dir} "
+                              f"{'is' if len(needed) == 1 else 'are'} registered by "
+                              f"--t2t_usr_dir={recorded_usr_dir} (its {HPARAMS_FILE} says "
+                              "so): pass that flag too")
     problem = registry.problems[problem_name]()
     registry.models[model_name]  # an unknown model fails here, listing the known ones
     make_hparams = registry.hparams_sets[hparams_set]
@@ -178,7 +191,8 @@ def resolve(problem_name: str | None, model_name: str | None, hparams_set: str |
     overridden = tuple(key for key, value in hparams.values().items()
                        if value != saved_values[key])
     experiment = Experiment(problem, model_name, hparams_set, hparams, data_dir, output_dir,
-                            overridden)
+                            overridden, os.path.abspath(usr_dir) if usr_dir else
+                            recorded_usr_dir)
     if record is not None and _has_checkpoint(output_dir):
         _check_architecture_unchanged(experiment, saved_values, record)
     return experiment

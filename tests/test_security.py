@@ -20,7 +20,8 @@ FORBIDDEN = {("builtins", "eval"), ("builtins", "exec"), ("builtins", "compile")
 # modules that a usr_dir imports (only t2t_lite.compat.tensor2tensor.*, named by the
 # user's own import statements). t2t_lite/builtins.py imports the built-in
 # registrations with import statements.
-IMPORTS_BY_NAME_ALLOWED = {"t2t_lite.registry", "t2t_lite.compat.aliases"}
+IMPORTS_BY_NAME_ALLOWED = {"t2t_lite.registry", "t2t_lite.compat.aliases",
+                           "t2t_lite.compat.refusals"}
 
 
 def dangerous_calls(path: str, module: str) -> list[str]:

@@ -3,6 +3,7 @@
 names, metrics, TranslateProblem's corpus entries) and one-line refusals naming the
 user's FILE:LINE for what t2t-lite cannot honour."""
 import io
+import json
 import os
 import random
 import sys
@@ -107,6 +108,16 @@ def test_a_module_t2t_had_and_we_lack_is_one_line(usr_dir_import, tmp_path):
     message = refusal(usr_dir_import, usr_dir)
     assert f"{usr_dir}/problems.py:2:" in message
     assert "tensor2tensor.models.research has no t2t-lite twin" in message
+
+
+def test_a_module_imported_from_its_package_is_one_line_too(usr_dir_import, tmp_path):
+    usr_dir = write_usr_dir(tmp_path, """\
+        from tensor2tensor.utils import registry
+        from tensor2tensor.layers import modalities
+        """)
+    message = refusal(usr_dir_import, usr_dir)
+    assert f"{usr_dir}/problems.py:2:" in message
+    assert "tensor2tensor.layers.modalities has no t2t-lite twin" in message
 
 
 def test_one_stream_is_dealt_over_the_splits_never_copied(usr_dir_import, tmp_path):
@@ -301,6 +312,8 @@ def test_a_t2t_usr_dir_trains_decodes_averages_and_exports(usr_dir_import, tmp_p
                              f"--output_dir={output_dir}", "--train_steps=4",
                              "--save_checkpoints_steps=2", "--eval_every_steps=4"]) == 0
     assert os.path.exists(data_dir / "vocab.chatbot_tiny.2048.subwords")
+    with open(output_dir / "hparams.json") as f:
+        assert json.load(f)["t2t_usr_dir"] == os.path.abspath(EXAMPLE)
     source = tmp_path / "in.txt"
     source.write_text("hello how are you\nwhat is your name\n")
     decode = ["--decode_hparams=beam_size=2,alpha=0.6,extra_length=5"]
@@ -370,3 +383,51 @@ def test_the_reading_helpers_refuse_files_out_of_line(tmp_path):
         "inputs": "one", "targets": "1", "dist_targets": "1"}
     with pytest.raises(ValueError, match=f"{b} has more lines than {a}"):
         list(text2text_txt_iterator(a, b))
+
+
+def test_a_run_of_a_usr_dir_names_the_flag_a_command_then_needs(tmp_path):
+    """A run records the usr_dir that registers its problem: without that flag, a
+    command reading the run says which flag to pass, not 'unknown problem'."""
+    from t2t_lite import experiment
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "hparams.json").write_text(json.dumps({
+        "problem": "their_own_problem", "model": "transformer",
+        "hparams_set": "transformer_tiny", "data_dir": str(tmp_path),
+        "t2t_usr_dir": "/home/them/usr", "hparams": {}}))
+    with pytest.raises(experiment.ExperimentError,
+                       match="their_own_problem of the run in .* is registered by "
+                             "--t2t_usr_dir=/home/them/usr .*: pass that flag too"):
+        experiment.resolve(None, None, None, "", None, str(run), must_exist=True)
+
+
+def test_a_split_dealt_no_sample_is_said(usr_dir_import, tmp_path, caplog):
+    """T2T's 9999-shard train splits with a few hundred samples leave dev empty: its
+    dev figures would be 0 with exit 0. The datagen says so."""
+    usr_dir = write_usr_dir(tmp_path, """\
+        from tensor2tensor.data_generators import problem, text_problems
+        from tensor2tensor.utils import registry
+
+        @registry.register_problem
+        class GecTiny(text_problems.Text2TextProblem):
+          @property
+          def vocab_type(self):
+            return text_problems.VocabType.CHARACTER
+
+          @property
+          def is_generate_per_split(self):
+            return False
+
+          @property
+          def dataset_splits(self):
+            return [{"split": problem.DatasetSplit.TRAIN, "shards": 9},
+                    {"split": problem.DatasetSplit.EVAL, "shards": 1}]
+
+          def generate_samples(self, data_dir, tmp_dir, dataset_split):
+            for i in range(5):
+              yield {"inputs": "a%d" % i, "targets": "b%d" % i}
+        """)
+    usr_dir_import(usr_dir)
+    registry.problems["gec_tiny"]().generate_data(str(tmp_path / "data"), str(tmp_path))
+    assert "the dev split got none of the 5 samples dealt over 10 shards" in caplog.text

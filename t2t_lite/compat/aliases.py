@@ -17,28 +17,12 @@ import logging
 import sys
 from types import ModuleType
 
-from t2t_lite.compat.refusals import T2TNameError, users_place
+from t2t_lite.compat.refusals import module_refusal
 
 logger = logging.getLogger(__name__)
 
 T2T = "tensor2tensor"
 TWINS = "t2t_lite.compat.tensor2tensor"
-# Modules of T2T's without a twin, by prefix: what to use instead.
-_NO_TWIN = {
-    "tensor2tensor.bin": "use the t2t-datagen, t2t-trainer and t2t-decoder commands",
-    "tensor2tensor.models.research": "T2T's research models are not in t2t-lite; "
-                                     "--registry_help lists the models there are",
-    "tensor2tensor.utils.trainer_lib": "t2t-trainer trains; a usr_dir registers problems "
-                                       "and hparams sets only",
-    "tensor2tensor.utils.t2t_model": "t2t-lite's models are Keras models (t2t_lite/models/): "
-                                     "a T2TModel's body(features) does not carry over",
-    "tensor2tensor.layers.common_layers": "T2T's layer functions are not in t2t-lite; "
-                                          "t2t_lite/layers/ has its Keras layers",
-    "tensor2tensor.layers.common_attention": "t2t_lite/layers/attention.py has the "
-                                             "attention layers",
-}
-
-
 class _TwinLoader(importlib.abc.Loader):
     def __init__(self, twin: str):
         self.twin = twin
@@ -56,11 +40,7 @@ class _TwinFinder(importlib.abc.MetaPathFinder):
             return None
         twin = TWINS + fullname[len(T2T):]
         if importlib.util.find_spec(twin) is None:
-            advice = next((text for prefix, text in _NO_TWIN.items()
-                           if fullname == prefix or fullname.startswith(prefix + ".")),
-                          "docs/FROM_T2T.md lists the modules t2t-lite has")
-            raise T2TNameError(f"tensor2tensor's module {fullname} has no t2t-lite twin: "
-                               f"{advice}", users_place())
+            raise module_refusal(fullname)
         return importlib.util.spec_from_loader(fullname, _TwinLoader(twin),
                                                is_package=twin_is_package(twin))
 

@@ -340,4 +340,22 @@ class T2TText2TextProblem(Text2TextProblem):
             self.record_shards_vocabulary(data_dir)
             logger.info("%s: generating %s data into %d shards", self.name, "/".join(group),
                         len(paths))
-            tfrecords.write_shards(self._checked_encoded(data_dir, tmp_dir, group[0]), paths)
+            written = tfrecords.write_shards(self._checked_encoded(data_dir, tmp_dir, group[0]),
+                                             paths)
+            self._warn_empty_splits(data_dir, group, written, len(paths))
+
+    def _warn_empty_splits(self, data_dir: str, splits: tuple[str, ...], written: int,
+                           shards: int) -> None:
+        """One warning a split that got no sample (dealt one in ``shards`` to each
+        shard, a split's later shards get none when there are fewer samples)."""
+        first = 0
+        for split in splits:
+            count = self.num_shards(split)
+            dealt = sum(written // shards + (1 if i < written % shards else 0)
+                        for i in range(first, first + count))
+            first += count
+            if not dealt:
+                logger.warning("%s: the %s split got none of the %d samples dealt over %d "
+                               "shards (dataset_splits): its figures would measure nothing; "
+                               "give more samples or fewer shards", self.name, split,
+                               written, shards)

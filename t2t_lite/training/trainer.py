@@ -341,7 +341,10 @@ class Trainer:
         """One warning when the batches left examples out of ``split``'s figures."""
         total = int(self.experiment.problem.dataset(split, self.experiment.data_dir).reduce(
             0, lambda count, _: count + 1))
-        if evaluated < total:
+        if not total:
+            logging.warning("eval %s: the split holds no examples, so these figures measure "
+                            "nothing; write it with more data (t2t-datagen)", split)
+        elif evaluated < total:
             tokens = self.hparams.batch_size * self.strategy.num_replicas_in_sync
             limit = min(self._max_length(False) or tokens, tokens)
             remedy = ("raise max_length, or set eval_drop_long_sequences=false,"

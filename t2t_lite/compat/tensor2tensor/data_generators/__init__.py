@@ -1,1 +1,4 @@
 """tensor2tensor.data_generators's twins: the names a usr_dir imports from it."""
+from t2t_lite.compat.refusals import missing_modules
+
+__getattr__ = missing_modules(__name__)
