@@ -9,7 +9,8 @@ from t2t_lite import registry
 from t2t_lite.builtins import load_builtins
 from t2t_lite.hparam import HParams, HParamsError, collecting_errors
 from t2t_lite.hparams.lstm import lstm_luong_multi30k, lstm_sutskever
-from t2t_lite.hparams.t2t_keys import ALIASES, NO_EFFECT, ONLY_AT
+from t2t_lite.hparams.t2t_key_tables import NO_EFFECT, ONLY_AT
+from t2t_lite.hparams.t2t_keys import ALIASES
 from t2t_lite.hparams.transformer import transformer_base, transformer_base_v1
 
 load_builtins()

@@ -1,0 +1,135 @@
+"""The tables of tensor2tensor keys that change nothing here (``hparams/t2t_keys.py``
+gives every set these, with T2T's other keys): ``NO_EFFECT``, accepted at any value,
+and ``ONLY_AT``, accepted at the values that are a no-op and refused otherwise."""
+from __future__ import annotations
+
+from typing import Any
+
+# c. T2T keys that change nothing computed here (placement, summaries, sharding,
+# speed-only switches, other models' and problems' keys): their default and why.
+NO_EFFECT: dict[str, tuple[Any, str]] = {
+    "batch_shuffle_size": (512, "input shuffling buffer"),
+    "kernel_height": (3, "T2T's convolutional models only"),
+    "kernel_width": (1, "T2T's convolutional models only"),
+    "compress_steps": (0, "T2T's compression models only"),
+    "dropout": (0.2, "not read by T2T's Transformer (the LSTM sets have their own)"),
+    "layer_prepostprocess_dropout": (0.1, "the Transformer's; T2T's RNNs do not read it"),
+    "max_relative_position": (0, "the Transformer's; T2T's RNNs do not read it"),
+    "summarize_grads": (False, "summaries"),
+    "summarize_vars": (False, "summaries"),
+    "mlperf_mode": (False, "logging"),
+    "optimizer_zero_grads": (False, "slots for variables without gradients"),
+    "learning_rate_cosine_cycle_steps": (250000, "read only by T2T's cosine schedule"),
+    "moe_hidden_sizes": ("2048", "read only by mixture-of-experts layers (ffn_layer)"),
+    "moe_num_experts": (64, "read only by mixture-of-experts layers (ffn_layer)"),
+    "moe_k": (2, "read only by mixture-of-experts layers (ffn_layer)"),
+    "moe_loss_coef": (1e-2, "read only by mixture-of-experts layers (ffn_layer)"),
+    "moe_overhead_train": (1.0, "read only by mixture-of-experts layers (ffn_layer)"),
+    "moe_overhead_eval": (2.0, "read only by mixture-of-experts layers (ffn_layer)"),
+    "use_custom_ops": (True, "speed only"),
+    "split_targets_max_chunks": (100, "read only with split_targets_chunk_length"),
+    "min_length_bucket": (8, "batching detail (length_bucket_step sets the buckets)"),
+    "symbol_modality_num_shards": (1, "embedding sharding over devices"),
+    "video_num_input_frames": (1, "video problems only"),
+    "video_num_target_frames": (1, "video problems only"),
+    "scheduled_sampling_warmup_steps": (50000, "read only with scheduled_sampling_prob"),
+    "daisy_chain_variables": (True, "variable placement"),
+    "force_full_predict": (False, "a decoding shortcut; the result is the same"),
+    "no_data_parallelism": (False, "device placement"),
+    "multiproblem_schedule_threshold": (0.5, "MultiProblem only"),
+    "multiproblem_per_task_threshold": ("", "MultiProblem only"),
+    "multiproblem_schedule_max_examples": (1e7, "MultiProblem only"),
+    "multiproblem_mixing_schedule": ("constant", "MultiProblem only"),
+    "multiproblem_reweight_label_loss": (False, "MultiProblem only"),
+    "multiproblem_label_weight": (0.5, "MultiProblem only"),
+    "multiproblem_target_eval_only": (False, "MultiProblem only"),
+    "multiproblem_vocab_size": (-1, "MultiProblem only"),
+    "multiproblem_max_input_length": (-1, "MultiProblem only"),
+    "multiproblem_max_target_length": (-1, "MultiProblem only"),
+    "multiproblem_fixed_train_length": (-1, "MultiProblem only"),
+    "heads_share_relative_embedding": (False, "read by T2T's unmasked relative attention "
+                                              "only, not dot_product_relative"),
+    "add_relative_to_values": (False, "read by T2T's unmasked relative attention only"),
+    "tpu_enable_host_call": (False, "TPU only"),
+    "pad_batch": (False, "TPU only"),
+    "parameter_attention_key_channels": (0, "T2T's parameter attention only"),
+    "parameter_attention_value_channels": (0, "T2T's parameter attention only"),
+    "conv_first_kernel": (3, "read only by convolutional ffn_layer choices"),
+    "use_pad_remover": (True, "speed only"),
+    "attention_variables_3d": (False, "variable layout only"),
+    "overload_eval_metric_name": ("", "a metric's summary name"),
+}
+
+_DECODE = "a decode hparam here: --decode_hparams='{key}=...'"
+# d. T2T keys that do nothing at their T2T default: (the values accepted, the first
+# of them what a read gives; what to do instead).
+ONLY_AT: dict[str, tuple[tuple[Any, ...], str]] = {
+    "use_fixed_batch_size": ((False,), "batches are counted in tokens (batch_size)"),
+    "grad_noise_scale": ((0.0,), "gradient noise is not supported"),
+    "mixed_precision_optimizer_loss_scaler": (("exponential",),
+                                              "dtype=mixed_float16 scales the loss "
+                                              "dynamically (Keras's LossScaleOptimizer)"),
+    "mixed_precision_optimizer_init_loss_scale": ((2 ** 15,),
+                                                  "Keras's LossScaleOptimizer starts at 2^15"),
+    "weight_noise": ((0.0,), "weight noise is not supported"),
+    "learning_rate_minimum": ((None,), "a floor on the rate is not supported"),
+    "sampling_method": (("argmax",), _DECODE.format(key="sampling_method")),
+    "sampling_temp": ((1.0,), _DECODE.format(key="sampling_temp")),
+    "sampling_keep_top_k": ((-1,), _DECODE.format(key="sampling_keep_top_k") +
+                            " (0 keeps every token)"),
+    "factored_logits": ((False,), "the logits are computed whole"),
+    "layer_prepostprocess_dropout_broadcast_dims": (("",), "dropout masks are not "
+                                                           "broadcast"),
+    "symbol_dropout": ((0.0,), "use word_dropout (rare words -> <UNK>)"),
+    "norm_type": (("layer",), "the Transformer uses layer norm"),
+    "norm_epsilon": ((1e-6,), "layer norm's epsilon is 1e-6"),
+    "vocab_divisor": ((1,), "vocabularies are not padded"),
+    "min_length": ((0,), "short examples are not dropped"),
+    "pack_dataset": ((False,), "examples are batched by length, not packed"),
+    "split_targets_chunk_length": ((0,), "targets are not split"),
+    "split_targets_strided_training": ((False,), "targets are not split"),
+    "eval_run_autoregressive": ((False,), "the dev evaluation is teacher-forced; "
+                                          "t2t-decoder decodes"),
+    "bottom": (({},), "custom modality functions are not supported"),
+    "loss": (({},), "custom modality functions are not supported"),
+    "name": (({},), "custom modality functions are not supported"),
+    "top": (({},), "custom modality functions are not supported"),
+    "weights_fn": (({},), "custom modality functions are not supported"),
+    "split_to_length": ((0,), "targets are not split"),
+    "prepend_mode": (("none",), "inputs are not prepended to the targets"),
+    "scheduled_sampling_prob": ((0.0,), "the Transformer has no scheduled sampling; "
+                                        "the lstm_luong_* sets have it"),
+    "scheduled_sampling_method": (("parallel", "sequential"),
+                                  "the Luong sets sample token by token"),
+    "scheduled_sampling_gold_mixin_prob": ((0.5,), "scheduled_sampling_prob is the "
+                                                   "chance of each token being the model's"),
+    "scheduled_sampling_num_passes": ((1,), "one pass"),
+    "pretrained_model_dir": (("",), "use --warm_start_from=DIR"),
+    "warm_start_from_second": (("",), "use --warm_start_from=DIR (one model)"),
+    "area_value_mode": (("none",), "area attention is not supported"),
+    "area_key_mode": (("none",), "area attention is not supported"),
+    "num_area_layers": ((0,), "area attention is not supported"),
+    "max_area_width": ((1,), "area attention is not supported"),
+    "max_area_height": ((1,), "area attention is not supported"),
+    "memory_height": ((1,), "area attention is not supported"),
+    "gpu_automatic_mixed_precision": ((False,), "use dtype=mixed_float16"),
+    "num_sampled_classes": ((0,), "the softmax is over the whole vocabulary"),
+    "ffn_layer": (("dense_relu_dense",), "the feed-forward layer is dense_relu_dense "
+                                         "(filter_size)"),
+    "attention_dropout_broadcast_dims": (("",), "dropout masks are not broadcast"),
+    "relu_dropout_broadcast_dims": (("",), "dropout masks are not broadcast"),
+    "position_features": (("",), "use pos / position_embedding"),
+    "nbr_decoder_problems": ((1,), "one problem per model"),
+    "proximity_bias": ((False,), "proximity bias is not supported"),
+    "causal_decoder_self_attention": ((True,), "the decoder is causal"),
+    "use_target_space_embedding": ((False,), "there is no target-space embedding "
+                                             "(one problem per model): leave it unset"),
+    "unidirectional_encoder": ((False,), "the encoder attends both ways"),
+    "hard_attention_k": ((0,), "hard attention is not supported"),
+    "gumbel_noise_weight": ((0.0,), "hard attention is not supported"),
+    "output_attention": ((True,), "the attention models' outputs are the attention's"),
+    "num_heads": ((1,), "the RNNs' attention has one head (T2T's lstm_*_multi sets are "
+                        "not here)"),
+    "shared_embedding": ((False,), "use shared_embedding_and_softmax_weights=True "
+                                   "(inputs, targets and softmax share one matrix)"),
+}
