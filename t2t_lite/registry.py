@@ -44,6 +44,7 @@ class Registry:
         self.kind = kind
         self._entries: dict[str, Any] = {}
         self._refused: dict[str, str] = {}
+        self._withheld: dict[str, str] = {}
 
     def register(self, name_or_obj: Any = None) -> Any:
         """Decorator: ``@reg.register`` or ``@reg.register("explicit_name")``."""
@@ -68,7 +69,15 @@ class Registry:
         a registration of ``name`` (a user's) still wins."""
         self._refused[name] = advice
 
+    def withhold(self, name: str, reason: str) -> None:
+        """``name`` is not registered, for ``reason`` (a user's problem t2t-lite cannot
+        honour): looking it up says so in one line, and the rest of its usr_dir stays."""
+        self._withheld[name] = reason
+
     def __getitem__(self, name: str) -> Any:
+        if name in self._withheld and name not in self._entries:
+            raise UnknownNameError(f"{self.kind} {name!r} is not registered: "
+                                   f"{self._withheld[name]}")
         if name in self._refused and name not in self._entries:
             raise UnknownNameError(f"{self.kind} {name!r} is tensor2tensor's and has no "
                                    f"t2t-lite twin: {self._refused[name]}")

@@ -94,7 +94,7 @@ def usr_dir_imports() -> Iterator[Callable[[str], None]]:
     ``sys.path`` are as they were, and the user's modules are forgotten, so a later
     import registers them again (a module left in ``sys.modules`` would not)."""
     registries = (registry.problems, registry.models, registry.hparams_sets, registry.metrics)
-    saved_entries = [dict(each._entries) for each in registries]
+    saved_entries = [(dict(each._entries), dict(each._withheld)) for each in registries]
     saved_path, loaded_before, packages = list(sys.path), set(sys.modules), set()
 
     def import_usr_dir(usr_dir: str) -> None:
@@ -103,8 +103,8 @@ def usr_dir_imports() -> Iterator[Callable[[str], None]]:
     try:
         yield import_usr_dir
     finally:
-        for each, entries in zip(registries, saved_entries):
-            each._entries = entries
+        for each, (entries, withheld) in zip(registries, saved_entries):
+            each._entries, each._withheld = entries, withheld
         sys.path[:] = saved_path
         for name in set(sys.modules) - loaded_before:
             if name.split(".")[0] in packages:

@@ -231,8 +231,8 @@ def test_token_vocabulary_from_tmp_dir_with_its_oov_token(usr_dir_import, tmp_pa
           return 256
      """, "packed_length=256", 6),
 ])
-def test_what_t2t_lite_cannot_honour_stops_the_import_at_its_line(
-        usr_dir_import, tmp_path, body, named, line):
+def test_what_t2t_lite_cannot_honour_is_refused_at_its_line_and_the_rest_stays(
+        usr_dir_import, tmp_path, caplog, body, named, line):
     usr_dir = write_usr_dir(tmp_path, textwrap.dedent("""\
         from tensor2tensor.data_generators import text_problems
         from tensor2tensor.utils import metrics, registry
@@ -243,13 +243,30 @@ def test_what_t2t_lite_cannot_honour_stops_the_import_at_its_line(
           @property
           def is_generate_per_split(self):
             return True
+
+        @registry.register_problem
+        class Headlines(Summarizer):
+          pass
+
+        @registry.register_problem
+        class Chat(text_problems.Text2TextProblem):
+          @property
+          def is_generate_per_split(self):
+            return True
         """))
-    message = refusal(usr_dir_import, usr_dir)
-    assert named in message and f"problems.py:{line}:" in message
-    assert "summarizer" not in registry.problems
+    usr_dir_import(usr_dir)
+    assert "chat" in registry.problems  # the usr_dir's other problems stay usable
+    for name in ("summarizer", "headlines"):
+        assert name not in registry.problems
+        with pytest.raises(registry.UnknownNameError) as caught:
+            registry.problems[name]
+        message = str(caught.value)
+        assert "\n" not in message and named in message
+        assert f"{usr_dir}/problems.py:{line}:" in message
+    assert f"problem summarizer is not registered: {usr_dir}/problems.py:{line}:" in caplog.text
 
 
-def test_text2self_problem_is_refused_in_one_line(usr_dir_import, tmp_path):
+def test_text2self_problem_is_refused_in_one_line_at_the_users_class(usr_dir_import, tmp_path):
     usr_dir = write_usr_dir(tmp_path, """\
         from tensor2tensor.data_generators import text_problems
         from tensor2tensor.utils import registry
@@ -260,8 +277,11 @@ def test_text2self_problem_is_refused_in_one_line(usr_dir_import, tmp_path):
           def is_generate_per_split(self):
             return False
         """)
-    message = refusal(usr_dir_import, usr_dir)
-    assert "has_inputs=False" in message and f"{usr_dir}/problems.py:4:" in message
+    usr_dir_import(usr_dir)
+    with pytest.raises(registry.UnknownNameError) as caught:
+        registry.problems["poetry_lm"]
+    assert "has_inputs=False" in str(caught.value)
+    assert f"{usr_dir}/problems.py:4:" in str(caught.value)
 
 
 def test_t2t_transformer_base_is_t2ts_not_the_papers(usr_dir_import):
@@ -431,3 +451,80 @@ def test_a_split_dealt_no_sample_is_said(usr_dir_import, tmp_path, caplog):
     usr_dir_import(usr_dir)
     registry.problems["gec_tiny"]().generate_data(str(tmp_path / "data"), str(tmp_path))
     assert "the dev split got none of the 5 samples dealt over 10 shards" in caplog.text
+
+
+def test_what_t2t_ignored_is_ignored_and_said(usr_dir_import, tmp_path, caplog):
+    usr_dir = write_usr_dir(tmp_path, """\
+        from tensor2tensor.data_generators import text_problems
+        from tensor2tensor.utils import registry
+
+        @registry.register_problem
+        class OldStyle(text_problems.Text2TextProblem):
+          @property
+          def vocab_size(self):
+            return 8000
+
+          @property
+          def targeted_vocab_size(self):
+            return 8000
+
+          @property
+          def vocab_type(self):
+            return text_problems.VocabType.CHARACTER
+
+          @property
+          def is_generate_per_split(self):
+            return False
+
+          def generate_samples(self, data_dir, tmp_dir, dataset_split):
+            for i in range(20):
+              yield {"inputs": "a%d" % i, "targets": "b%d" % i}
+
+        @registry.register_ranged_hparams
+        def my_ranges(rhp):
+          rhp.set_float("learning_rate", 0.1, 0.3)
+        """)
+    usr_dir_import(usr_dir)
+    problem = registry.problems["old_style"]()
+    data_dir = str(tmp_path / "data")
+    problem.generate_data(data_dir, str(tmp_path))
+    assert problem.vocab_size(data_dir) == ByteTextEncoder().vocab_size
+    for attribute, line in (("vocab_size", 6), ("targeted_vocab_size", 10)):
+        assert (f"problems.py:{line}: problem old_style defines {attribute}, which "
+                "tensor2tensor ignored, as t2t-lite does") in caplog.text
+    assert "ranged hparams my_ranges: t2t-lite has no hyperparameter tuner" in caplog.text
+
+
+def test_a_users_own_generate_data_with_t2ts_writers(usr_dir_import, tmp_path):
+    usr_dir = write_usr_dir(tmp_path, """\
+        from tensor2tensor.data_generators import generator_utils, problem, text_problems
+        from tensor2tensor.utils import registry
+
+        @registry.register_problem
+        class OwnWriter(text_problems.Text2TextProblem):
+          @property
+          def vocab_type(self):
+            return text_problems.VocabType.CHARACTER
+
+          @property
+          def is_generate_per_split(self):
+            return True
+
+          def generate_samples(self, data_dir, tmp_dir, dataset_split):
+            for i in range(8 if dataset_split == problem.DatasetSplit.TRAIN else 2):
+              yield {"inputs": "x%d" % i, "targets": "y%d" % i}
+
+          def generate_data(self, data_dir, tmp_dir, task_id=-1):
+            generator_utils.generate_dataset_and_shuffle(
+                self.generate_encoded_samples(data_dir, tmp_dir, problem.DatasetSplit.TRAIN),
+                self.training_filepaths(data_dir, 10, shuffled=False),
+                self.generate_encoded_samples(data_dir, tmp_dir, problem.DatasetSplit.EVAL),
+                self.dev_filepaths(data_dir, 1, shuffled=False))
+        """)
+    usr_dir_import(usr_dir)
+    problem = registry.problems["own_writer"]()
+    data_dir = str(tmp_path / "data")
+    os.makedirs(data_dir)
+    problem.generate_data(data_dir, str(tmp_path))
+    assert read_split(problem, data_dir, "dev") == ["y0", "y1"]
+    assert len(read_split(problem, data_dir, "train")) == 8

@@ -292,3 +292,12 @@ def test_examples_left_out_of_the_dev_figures_are_counted_once(reverse_data, tmp
         "max_length=21,eval_drop_long_sequences=false"))
     keeping.evaluate()
     assert "left out" not in caplog.text and keeping._evaluation.examples["dev"] == len(dev)
+
+
+def test_no_training_example_that_fits_is_one_line(reverse_data, tmp_path):
+    """Every example longer than max_length: the repeated stream is empty, which
+    TensorFlow reports as End of sequence from inside the step."""
+    trainer = make_trainer(reverse_data, tmp_path, training_hparams("max_length=1"))
+    with pytest.raises(ValueError, match="no training example of .* fits a batch: each has "
+                                         "a side longer than max_length=1"):
+        trainer.train_on(trainer._batches("train", training=True), 1)

@@ -20,6 +20,7 @@ A problem written for T2T says what it wants through properties: the vocabulary
 """
 from __future__ import annotations
 
+import glob
 import inspect
 import itertools
 import logging
@@ -77,15 +78,18 @@ UNCALLED_HOOKS = {
     "multiprocess_generate": "t2t-datagen generates in one process",
     "inputs_prefix": "put the prefix in the text generate_samples yields",
     "targets_prefix": "put the prefix in the text generate_samples yields",
-    "vocab_size": "T2T never read a problem's vocab_size: define approx_vocab_size",
-    # tensor2tensor <= 1.4's Problem API
     "generator": "tensor2tensor <= 1.4's Problem API: subclass "
                  "text_problems.Text2TextProblem and yield samples from generate_samples",
-    "targeted_vocab_size": "tensor2tensor <= 1.4's name: define approx_vocab_size",
-    "train_shards": "tensor2tensor <= 1.4's name: define dataset_splits",
-    "dev_shards": "tensor2tensor <= 1.4's name: define dataset_splits",
-    "use_subword_tokenizer": "tensor2tensor <= 1.4's name: define vocab_type",
-    "is_character_level": "tensor2tensor <= 1.4's name: define vocab_type",
+}
+# What tensor2tensor (1.5 on) ignored in a Text2TextProblem, as t2t-lite does, saying so.
+T2T_IGNORED = {
+    "vocab_size": "approx_vocab_size sizes the vocabulary",
+    "targeted_vocab_size": "approx_vocab_size sizes the vocabulary (2**15 unless defined)",
+    "vocab_name": "vocab_filename names the vocabulary",
+    "train_shards": "dataset_splits gives the shards",
+    "dev_shards": "dataset_splits gives the shards",
+    "use_subword_tokenizer": "vocab_type chooses the vocabulary",
+    "is_character_level": "vocab_type chooses the vocabulary",
 }
 
 
@@ -120,11 +124,17 @@ def _users_classes(cls: type) -> list[type]:
 def check_problem_class(cls: type, name: str) -> None:
     """Refuses, before any work, what ``cls`` asks of T2T that t2t-lite cannot give."""
     for owner in _users_classes(cls):
-        for attribute in vars(owner):
+        for attribute in list(vars(owner)):
             if attribute in UNCALLED_HOOKS:
                 raise T2TNameError(f"problem {name} defines T2T's {attribute}, which "
                                    f"t2t-lite never calls: {UNCALLED_HOOKS[attribute]}",
                                    _place_of(owner, attribute))
+            if attribute in T2T_IGNORED:
+                logger.warning("%s: problem %s defines %s, which tensor2tensor ignored, as "
+                               "t2t-lite does: %s", _place_of(owner, attribute), name,
+                               attribute, T2T_IGNORED[attribute])
+                if attribute == "vocab_size":  # it would hide Problem.vocab_size(data_dir)
+                    delattr(owner, attribute)
     # Abstract methods left to define do not stop the check (T2T found them at datagen).
     probe = type(cls.__name__, (cls,), {method: lambda *args: None
                                          for method in cls.__abstractmethods__})
@@ -243,8 +253,37 @@ class T2TText2TextProblem(Text2TextProblem):
         return tuple(s["split"] for s in self.dataset_splits)
 
     def shard_paths(self, data_dir: str, split: str) -> list[str]:
-        return tfrecords.shard_filenames(data_dir, self.dataset_filename(), split,
-                                         self.num_shards(split))
+        """``dataset_splits``' shards of ``split``; or, when those are not all there, the
+        one complete set of another count (a user's generate_data chose its own, and
+        T2T read whatever shards it found)."""
+        expected = tfrecords.shard_filenames(data_dir, self.dataset_filename(), split,
+                                             self.num_shards(split))
+        if all(os.path.exists(path) for path in expected):
+            return expected
+        prefix = glob.escape(self.dataset_filename())
+        found = glob.glob(os.path.join(glob.escape(data_dir),
+                                       f"{prefix}-{split}-[0-9][0-9][0-9][0-9][0-9]-of-[0-9]*"))
+        complete = [paths for paths in (
+            tfrecords.shard_filenames(data_dir, self.dataset_filename(), split, count)
+            for count in sorted({int(path.rsplit("-of-", 1)[1]) for path in found
+                                 if path.rsplit("-of-", 1)[1].isdigit()}))
+            if all(os.path.exists(path) for path in paths)]
+        return complete[0] if len(complete) == 1 else expected
+
+    # T2T's shard paths, which a user's own generate_data passes to generate_files.
+    def training_filepaths(self, data_dir: str, num_shards: int,
+                           shuffled: bool = True) -> list[str]:
+        return tfrecords.shard_filenames(data_dir, self.dataset_filename(), DatasetSplit.TRAIN,
+                                         num_shards)
+
+    def dev_filepaths(self, data_dir: str, num_shards: int, shuffled: bool = True) -> list[str]:
+        return tfrecords.shard_filenames(data_dir, self.dataset_filename(), DatasetSplit.EVAL,
+                                         num_shards)
+
+    def test_filepaths(self, data_dir: str, num_shards: int,
+                       shuffled: bool = True) -> list[str]:
+        return tfrecords.shard_filenames(data_dir, self.dataset_filename(), DatasetSplit.TEST,
+                                         num_shards)
 
     def vocab_files(self, data_dir: str) -> list[str]:
         if self.vocab_type == VocabType.CHARACTER:

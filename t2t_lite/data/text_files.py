@@ -44,6 +44,11 @@ _CONTROL_HINTS = {0x00: "; is the file UTF-16 or binary? re-encode it as UTF-8",
                         "tr '\\r' '\\n')"}
 
 
+# Bound once: a generator left unfinished is closed at interpreter exit, when the
+# gzip and zlib modules' names may already be gone.
+_DAMAGED_GZIP = (EOFError, zlib.error, gzip.BadGzipFile)
+
+
 def read_utf8_lines(path: str, allow_tab: bool = False) -> list[str]:
     """The lines of ``path`` (``.gz`` decompressed), read strictly (see the module
     docstring); every error is one line naming the file (and line)."""
@@ -55,7 +60,7 @@ def iter_utf8_lines(path: str, allow_tab: bool = False) -> Iterator[str]:
     with _open_checked(path) as raw, _decompressed(raw, path) as f:
         try:
             yield from stream_utf8_lines(f, path, allow_tab)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        except _DAMAGED_GZIP as error:
             raise ValueError(f"{path} is damaged gzip data ({error}); download or "
                              "compress it again") from None
 

@@ -148,6 +148,19 @@ class Trainer:
                               length_bucket_step=self.hparams.length_bucket_step,
                               augment=augment)
 
+    def _step(self, train_step, iterator: Iterator) -> tuple:
+        """One ``train_step``; a training stream that ends (it repeats: none of its
+        examples fit a batch) is one line, not TensorFlow's End of sequence."""
+        try:
+            return train_step(iterator)
+        except tf.errors.OutOfRangeError:
+            tokens = self.hparams.batch_size * self.strategy.num_replicas_in_sync
+            raise ValueError(
+                f"no training example of {self.experiment.problem.name} fits a batch: each "
+                f"has a side longer than max_length={self.hparams.max_length} (or the "
+                f"{tokens}-token batch): raise max_length (or batch_size), or cut the "
+                "sequences with max_input_seq_length / max_target_seq_length") from None
+
     def _max_length(self, training: bool) -> int:
         """Training drops examples over max_length; evaluation too unless
         eval_drop_long_sequences is False (T2T's default): then only the batch's
@@ -162,7 +175,7 @@ class Trainer:
         iterator = iter(self.strategy.experimental_distribute_dataset(dataset))
         loss_sum = tokens = 0.0
         for _ in range(num_steps):
-            batch_loss, batch_tokens, _, _ = train_step(iterator)
+            batch_loss, batch_tokens, _, _ = self._step(train_step, iterator)
             loss_sum += float(batch_loss)
             tokens += float(batch_tokens)
         return {"loss": loss_sum / max(tokens, 1.0)}
@@ -235,7 +248,7 @@ class Trainer:
             while (self.step < opts.train_steps and not time_spent
                    and not (self.best and self.best.stop)):
                 step_started = time.monotonic()
-                loss, tgt_tokens, src_tokens, nonfinite = train_step(iterator)
+                loss, tgt_tokens, src_tokens, nonfinite = self._step(train_step, iterator)
                 if float(nonfinite):
                     skips.after_bad_step(float(loss), self.step, self.checkpoints.latest())
                     continue

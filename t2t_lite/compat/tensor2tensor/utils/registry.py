@@ -10,14 +10,16 @@ one line, with the user's lines, when the set is built.
 from __future__ import annotations
 
 import functools
+import logging
 from typing import Any, Callable
 
 from t2t_lite import registry as _ours
 from t2t_lite.compat.problem_contract import T2TText2TextProblem, check_problem_class
-from t2t_lite.compat.refusals import missing_names, refuse
+from t2t_lite.compat.refusals import T2TNameError, missing_names, refuse
 from t2t_lite.data.problem import Problem
 from t2t_lite.hparam import HParams, collecting_errors
 
+logger = logging.getLogger(__name__)
 default_name = _ours.snake_case
 
 
@@ -36,7 +38,13 @@ def register_problem(name: Any = None) -> Any:
                          "translate.TranslateProblem")
         cls.name = registered  # T2T's registry overwrote it: the name runs record
         if issubclass(cls, T2TText2TextProblem):
-            check_problem_class(cls, registered)
+            try:
+                check_problem_class(cls, registered)
+            except T2TNameError as refusal:
+                # The usr_dir's other problems stay usable; this one is refused by name.
+                logger.warning("problem %s is not registered: %s", registered, refusal)
+                _ours.problems.withhold(registered, str(refusal))
+                return cls
         return _ours.problems.register(registered)(cls)
     return _decorator(name, register)
 
@@ -57,6 +65,16 @@ def register_hparams(name: Any = None) -> Any:
             return hparams
         _ours.hparams_sets.register(registered)(hparams_set)
         return function  # the user's other sets call it as they did in T2T
+    return _decorator(name, register)
+
+
+def register_ranged_hparams(name: Any = None) -> Any:
+    """T2T's tuning ranges, which only its tuner read: kept out of every run, said."""
+    def register(function: Callable, registered: str) -> Callable:
+        logger.warning("ranged hparams %s: t2t-lite has no hyperparameter tuner; the "
+                       "ranges are not used (a run takes one set: --hparams_set)",
+                       registered)
+        return function
     return _decorator(name, register)
 
 
@@ -93,6 +111,5 @@ def list_models() -> list[str]:
 
 
 __getattr__ = missing_names("utils.registry", {
-    "register_ranged_hparams": "t2t-lite has no hyperparameter tuning ranges; remove it",
     "register_modality": "t2t-lite's text problems have one symbol modality a side",
 })
