@@ -422,106 +422,92 @@ def test_a_run_of_a_usr_dir_names_the_flag_a_command_then_needs(tmp_path):
         experiment.resolve(None, None, None, "", None, str(run), must_exist=True)
 
 
-def test_a_split_dealt_no_sample_is_said(usr_dir_import, tmp_path, caplog):
-    """T2T's 9999-shard train splits with a few hundred samples leave dev empty: its
-    dev figures would be 0 with exit 0. The datagen says so."""
-    usr_dir = write_usr_dir(tmp_path, """\
-        from tensor2tensor.data_generators import problem, text_problems
+def character_problem(class_name: str, members: str, after: str = "") -> str:
+    """T2T-style source of one registered Text2TextProblem on bytes (lines 1-8),
+    ``members``, its own body, from line 9, and module code ``after`` it."""
+    return textwrap.dedent(f"""\
+        from tensor2tensor.data_generators import generator_utils, problem, text_problems
         from tensor2tensor.utils import registry
 
         @registry.register_problem
-        class GecTiny(text_problems.Text2TextProblem):
+        class {class_name}(text_problems.Text2TextProblem):
           @property
           def vocab_type(self):
             return text_problems.VocabType.CHARACTER
+        """) + textwrap.indent(textwrap.dedent(members), "  ") + textwrap.dedent(after)
 
-          @property
-          def is_generate_per_split(self):
-            return False
 
-          @property
-          def dataset_splits(self):
-            return [{"split": problem.DatasetSplit.TRAIN, "shards": 9},
-                    {"split": problem.DatasetSplit.EVAL, "shards": 1}]
+def test_a_split_dealt_no_sample_is_said(usr_dir_import, tmp_path, caplog):
+    """T2T's 9999-shard train splits with a few hundred samples leave dev empty: its
+    dev figures would be 0 with exit 0. The datagen says so."""
+    usr_dir_import(write_usr_dir(tmp_path, character_problem("GecTiny", """\
+        @property
+        def is_generate_per_split(self):
+          return False
 
-          def generate_samples(self, data_dir, tmp_dir, dataset_split):
-            for i in range(5):
-              yield {"inputs": "a%d" % i, "targets": "b%d" % i}
-        """)
-    usr_dir_import(usr_dir)
+        @property
+        def dataset_splits(self):
+          return [{"split": problem.DatasetSplit.TRAIN, "shards": 9},
+                  {"split": problem.DatasetSplit.EVAL, "shards": 1}]
+
+        def generate_samples(self, data_dir, tmp_dir, dataset_split):
+          for i in range(5):
+            yield {"inputs": "a%d" % i, "targets": "b%d" % i}
+        """)))
     registry.problems["gec_tiny"]().generate_data(str(tmp_path / "data"), str(tmp_path))
     assert "the dev split got none of the 5 samples dealt over 10 shards" in caplog.text
 
 
 def test_what_t2t_ignored_is_ignored_and_said(usr_dir_import, tmp_path, caplog):
-    usr_dir = write_usr_dir(tmp_path, """\
-        from tensor2tensor.data_generators import text_problems
-        from tensor2tensor.utils import registry
+    usr_dir_import(write_usr_dir(tmp_path, character_problem("OldStyle", """\
+        @property
+        def vocab_size(self):
+          return 8000
 
-        @registry.register_problem
-        class OldStyle(text_problems.Text2TextProblem):
-          @property
-          def vocab_size(self):
-            return 8000
+        @property
+        def targeted_vocab_size(self):
+          return 8000
 
-          @property
-          def targeted_vocab_size(self):
-            return 8000
+        @property
+        def is_generate_per_split(self):
+          return False
 
-          @property
-          def vocab_type(self):
-            return text_problems.VocabType.CHARACTER
-
-          @property
-          def is_generate_per_split(self):
-            return False
-
-          def generate_samples(self, data_dir, tmp_dir, dataset_split):
-            for i in range(20):
-              yield {"inputs": "a%d" % i, "targets": "b%d" % i}
+        def generate_samples(self, data_dir, tmp_dir, dataset_split):
+          for i in range(20):
+            yield {"inputs": "a%d" % i, "targets": "b%d" % i}
+        """, after="""\
 
         @registry.register_ranged_hparams
         def my_ranges(rhp):
           rhp.set_float("learning_rate", 0.1, 0.3)
-        """)
-    usr_dir_import(usr_dir)
+        """)))
     problem = registry.problems["old_style"]()
     data_dir = str(tmp_path / "data")
     problem.generate_data(data_dir, str(tmp_path))
     assert problem.vocab_size(data_dir) == ByteTextEncoder().vocab_size
-    for attribute, line in (("vocab_size", 6), ("targeted_vocab_size", 10)):
+    for attribute, line in (("vocab_size", 9), ("targeted_vocab_size", 13)):
         assert (f"problems.py:{line}: problem old_style defines {attribute}, which "
                 "tensor2tensor ignored, as t2t-lite does") in caplog.text
     assert "ranged hparams my_ranges: t2t-lite has no hyperparameter tuner" in caplog.text
 
 
 def test_a_users_own_generate_data_with_t2ts_writers(usr_dir_import, tmp_path):
-    usr_dir = write_usr_dir(tmp_path, """\
-        from tensor2tensor.data_generators import generator_utils, problem, text_problems
-        from tensor2tensor.utils import registry
+    usr_dir_import(write_usr_dir(tmp_path, character_problem("OwnWriter", """\
+        @property
+        def is_generate_per_split(self):
+          return True
 
-        @registry.register_problem
-        class OwnWriter(text_problems.Text2TextProblem):
-          @property
-          def vocab_type(self):
-            return text_problems.VocabType.CHARACTER
+        def generate_samples(self, data_dir, tmp_dir, dataset_split):
+          for i in range(8 if dataset_split == problem.DatasetSplit.TRAIN else 2):
+            yield {"inputs": "x%d" % i, "targets": "y%d" % i}
 
-          @property
-          def is_generate_per_split(self):
-            return True
-
-          def generate_samples(self, data_dir, tmp_dir, dataset_split):
-            for i in range(8 if dataset_split == problem.DatasetSplit.TRAIN else 2):
-              yield {"inputs": "x%d" % i, "targets": "y%d" % i}
-
-          def generate_data(self, data_dir, tmp_dir, task_id=-1):
-            generator_utils.generate_dataset_and_shuffle(
-                self.generate_encoded_samples(data_dir, tmp_dir, problem.DatasetSplit.TRAIN),
-                self.training_filepaths(data_dir, 10, shuffled=False),
-                self.generate_encoded_samples(data_dir, tmp_dir, problem.DatasetSplit.EVAL),
-                self.dev_filepaths(data_dir, 1, shuffled=False))
-        """)
-    usr_dir_import(usr_dir)
+        def generate_data(self, data_dir, tmp_dir, task_id=-1):
+          generator_utils.generate_dataset_and_shuffle(
+              self.generate_encoded_samples(data_dir, tmp_dir, problem.DatasetSplit.TRAIN),
+              self.training_filepaths(data_dir, 10, shuffled=False),
+              self.generate_encoded_samples(data_dir, tmp_dir, problem.DatasetSplit.EVAL),
+              self.dev_filepaths(data_dir, 1, shuffled=False))
+        """)))
     problem = registry.problems["own_writer"]()
     data_dir = str(tmp_path / "data")
     os.makedirs(data_dir)
