@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--score_line", default="",
                         help="which report line to score by (default: the metric's first)")
     args = parser.parse_args(argv)
-    from t2t_lite.decoding import decoder
+    from t2t_lite.decoding import file_decoding
     from t2t_lite.export.ctranslate2_spec import ctranslate2_decoding, export_ctranslate2
     from t2t_lite.metrics.scoring import score_decodes
 
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
         with tempfile.TemporaryDirectory() as scratch:
             for _ in range(2):  # the second decode is timed: the first traces ours
                 started = time.perf_counter()
-                outputs, references = decoder.decode_from_file(
+                outputs, references = file_decoding.decode_from_file(
                     args.source, os.path.join(scratch, "decoded"), decoding,
                     reference_path=args.reference)
                 seconds = time.perf_counter() - started

@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
                              "no command writes inside a run folder)")
     args = parser.parse_args(argv)
     # The heavy imports wait until the flags are read (TensorFlow starts quietly).
-    from t2t_lite.decoding import decoder
+    from t2t_lite.decoding import file_decoding
     from t2t_lite.metrics.scoring import score_decodes
     from t2t_lite.training.checkpoints import restore_model
 
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
         restore_model(model, args.output_dir, path)
         decoded = f"{os.path.join(decodes_dir, os.path.basename(path))}.decoded"
         with run.paths.output_file("--decodes_dir", decoded, new_folder=True) as output_path:
-            outputs, references = decoder.decode_from_file(
+            outputs, references = file_decoding.decode_from_file(
                 args.source, output_path, decoding, reference_path=args.reference)
         report = score_decodes(run.experiment.problem, outputs, references)
         if index == 0:  # the headline's name is the text before its figure ("F1")

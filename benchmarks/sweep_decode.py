@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="other training folders (comma-separated) of the same problem "
                         "and vocabulary, averaged as --output_dir is: sweep their ensemble")
     args = parser.parse_args(argv)
-    from t2t_lite.decoding import decoder
+    from t2t_lite.decoding import file_decoding
     from t2t_lite.metrics.scoring import score_decodes
     from t2t_lite.training.averaging import average_last_checkpoints
     from t2t_lite.training.checkpoint_state import checkpoint_step
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
                     settings = run.decode_settings(
                         f"{args.decode_hparams},beam_size={beam},alpha={alpha}".strip(","))
                     started = time.perf_counter()
-                    outputs, references = decoder.decode_from_file(
+                    outputs, references = file_decoding.decode_from_file(
                         args.source, f"{average_dir}/dev.decoded",
                         run.decoding(model, settings, members),
                         reference_path=args.reference)

@@ -12,7 +12,7 @@ import os
 import sys
 import time
 from functools import partial
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from t2t_lite import disk_space, interrupts
 from t2t_lite.bin import common, trained_run
@@ -50,10 +50,24 @@ def parser() -> argparse.ArgumentParser:
                         "; writes log P(target | source) a line to --decode_to_file (default: "
                         "SCORE_FILE.scores)")
     p.add_argument("--decode_shards", type=common.at_least(1), default=1,
-                   help="(tensor2tensor) only 1: a t2t-decoder decodes its whole file")
+                   help="(tensor2tensor) decode the --worker_id-th of this many parts of "
+                        "--decode_from_file (runs of consecutive lines) into "
+                        "DECODE_TO_FILE.shard-K-of-N; then --merge_shards joins them")
+    p.add_argument("--worker_id", type=common.at_least(0), default=0,
+                   help="(tensor2tensor) which part of --decode_shards this process decodes "
+                        "(0-based; a job array's task id)")
+    p.add_argument("--merge_shards", action="store_true",
+                   help="join the --decode_shards parts of --decode_to_file, each checked to "
+                        "be decoded whole from --decode_from_file by this command's model "
+                        "and settings")
     p.add_argument("--decode_in_memory", action="store_true",
-                   help="(tensor2tensor) accepted: t2t-decoder always decodes in memory")
+                   help="(tensor2tensor) accepted and changes nothing: a file is read "
+                        "read_window_lines at a time (--decode_hparams) whatever its size")
     p.before_start(_hint_at_a_terminal)
+    p.acts_only("--worker_id", "with --decode_shards=N (N > 1)",
+                lambda args: args.decode_shards > 1 and not args.merge_shards)
+    p.acts_only("--merge_shards", "with --decode_shards=N (N > 1) and --decode_from_file",
+                lambda args: args.decode_shards > 1 and bool(args.decode_from_file))
     p.acts_only("--decode_to_file", "with --decode_from_file or --score_file "
                 "(--decode_interactive prints its outputs)",
                 lambda args: bool(args.decode_from_file or args.score_file))
@@ -83,10 +97,6 @@ def decode(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
     if trained_run.start(args):
         return 0
-    if args.decode_shards != 1:
-        raise ValueError("--decode_shards: a t2t-decoder decodes its whole file on every "
-                         "local GPU; to spread a file over machines, split it and run one "
-                         "t2t-decoder per part")
     if sum(map(bool, (args.decode_from_file, args.decode_interactive, args.score_file))) != 1:
         raise ValueError("give one of --decode_from_file=FILE, --decode_interactive or "
                          "--score_file=FILE")
@@ -94,6 +104,7 @@ def decode(argv: Sequence[str] | None) -> int:
         raise ValueError("--decode_reference needs --decode_from_file")
     if args.ensemble and args.score_file:
         raise ValueError("--score_file scores one model: leave out --ensemble")
+    _check_sharding(args)
     source = args.score_file or args.decode_from_file
     if (source and not args.decode_to_file and os.path.exists(source)
             and not (os.path.isfile(source) or os.path.isdir(source))):
@@ -101,9 +112,8 @@ def decode(argv: Sequence[str] | None) -> int:
                          f"{source} is not a regular file (a pipe or device), so "
                          f"{source}{'.scores' if args.score_file else '.decoded'} is no place for its output; "
                          "give --decode_to_file")
-    from t2t_lite.decoding import decoder
+    from t2t_lite.decoding import decoder, file_decoding
     from t2t_lite.decoding.likelihood import score_file
-    from t2t_lite.metrics.scoring import score_decodes
 
     run = trained_run.open_run(args, "t2t-decoder", partial(_declare_inputs, args))
     settings = run.decode_settings(args.decode_hparams)
@@ -111,14 +121,18 @@ def decode(argv: Sequence[str] | None) -> int:
         interrupts.describe("during interactive decoding",
                             "every line read before it was decoded and printed; run the "
                             "same command again to go on (Ctrl-D ends a session quietly)")
-        decoder.decode_interactive(_decoding(args, run, settings),
+        decoder.decode_interactive(_decoding(args, run, settings)[0],
                                    prompt=PROMPT if sys.stdin.isatty() else "")
         return 0
     default = source + (".scores" if args.score_file else ".decoded")
+    target = args.decode_to_file or default
+    if args.decode_shards > 1 and not args.merge_shards:
+        target = file_decoding.Shard(args.worker_id, args.decode_shards).part_path(target)
     flag = "--decode_to_file" if args.decode_to_file else f"--decode_to_file (default {default})"
-    with run.paths.output_file(flag, args.decode_to_file or default) as output_path, \
+    with run.paths.output_file(flag, target) as output_path, \
             common.writing(f"while {'scoring' if args.score_file else 'decoding'} {source}",
-                           flag.split(" ")[0], output_path):
+                           flag.split(" ")[0], output_path,
+                           _what_is_kept(args, settings, output_path)):
         disk_space.require_free(flag.split(" ")[0], output_path,
                                 _least_output_size(source, settings), "the output")
         if args.score_file:
@@ -130,36 +144,127 @@ def decode(argv: Sequence[str] | None) -> int:
             write_lines_atomically(output_path, (f"{score:.6f}" for score in scores))
             print(f"scored {len(scores)} lines of {args.score_file} to {output_path}")
             return 0
-        decoding = _decoding(args, run, settings)
+        if args.merge_shards:
+            return _merge(args, run, settings, output_path)
+        decoding, identity = _decoding(args, run, settings)
         started = time.perf_counter()
-        outputs, references = decoder.decode_from_file(
-            args.decode_from_file, output_path, decoding, reference_path=args.decode_reference)
+        done = file_decoding.decode_file(
+            args.decode_from_file, output_path, decoding, identity,
+            file_decoding.Shard(args.worker_id, args.decode_shards),
+            description=f"decoding {os.path.basename(args.decode_from_file)}",
+            reference_path=args.decode_reference)
     seconds = time.perf_counter() - started
     search = decoding.search
     compiled = f", {len(search.shapes_seen)} XLA programs" if settings.xla else ""
-    print(f"decoded {len(outputs)} lines of {args.decode_from_file} to {output_path} "
-          f"in {seconds:.1f} s ({len(outputs) / seconds:.1f} lines/s; "
-          f"{search.traces} trace{'s' if search.traces != 1 else ''}{compiled})")
-    if references is not None:
-        if settings.fielded:
-            print("scoring the best beam of each line (the first field)")
-        print("\n".join(score_decodes(run.experiment.problem, outputs, references)))
+    went_on = (f"; went on from {done.kept_windows} windows kept by an interrupted run, "
+               f"{done.decoded} lines decoded now" if done.kept_windows else "")
+    print(f"decoded {done.lines} lines of {args.decode_from_file} to {done.output_path} "
+          f"in {seconds:.1f} s ({done.decoded / seconds:.1f} lines/s; "
+          f"{search.traces} trace{'s' if search.traces != 1 else ''}{compiled}{went_on})")
+    if args.decode_shards > 1:
+        print(f"part {args.worker_id} of {args.decode_shards}; once every part is decoded, "
+              "the same command with --merge_shards in place of --worker_id writes "
+              f"{output_path}")
+    elif args.decode_reference:
+        _score(run, settings, output_path, args.decode_reference)
     return 0
+
+
+def _check_sharding(args: argparse.Namespace) -> None:
+    if args.decode_shards == 1:
+        return
+    if not args.decode_from_file:
+        raise ValueError(f"--decode_shards={args.decode_shards} splits --decode_from_file "
+                         "(--decode_interactive and --score_file decode in one process)")
+    if args.worker_id >= args.decode_shards:
+        raise ValueError(f"--worker_id={args.worker_id}: must be in 0 .. "
+                         f"{args.decode_shards - 1} (--decode_shards={args.decode_shards})")
+    if args.decode_reference and not args.merge_shards:
+        raise ValueError("--decode_reference scores the whole output: give it with "
+                         "--merge_shards, once every part is decoded")
+    presplit = f"{args.decode_from_file}{args.worker_id:02d}"
+    if not os.path.exists(args.decode_from_file) and os.path.exists(presplit):
+        raise ValueError(f"--decode_from_file={args.decode_from_file} does not exist, but "
+                         f"{presplit} does: tensor2tensor read parts split beforehand; "
+                         "t2t-decoder splits one file itself, so give the whole file")
+
+
+def _merge(args: argparse.Namespace, run: trained_run.OpenedRun,
+           settings: "DecodeSettings", output_path: str) -> int:
+    """--merge_shards: the parts joined, under this command's model and settings."""
+    from t2t_lite.decoding import file_decoding
+
+    identity = _identity(run.experiment, [trained_run.checkpoint_to_read(
+        run.experiment, args.checkpoint_path)] + [
+        trained_run.checkpoint_to_read(trained_run.ensemble_member(run.experiment, other))
+        for other in filter(None, args.ensemble.split(","))])
+    lines = file_decoding.merge_shards(args.decode_from_file, output_path, identity, settings,
+                                       args.decode_shards)
+    print(f"merged the {args.decode_shards} parts ({lines} lines) into {output_path}")
+    if args.decode_reference:
+        _score(run, settings, output_path, args.decode_reference)
+    return 0
+
+
+def _score(run: trained_run.OpenedRun, settings: "DecodeSettings", output_path: str,
+           reference_path: str) -> None:
+    from t2t_lite.data.text_files import read_utf8_lines
+    from t2t_lite.decoding import file_decoding
+    from t2t_lite.metrics.scoring import score_decodes
+
+    outputs = file_decoding.best_outputs(output_path, settings.fielded)
+    references = read_utf8_lines(reference_path)
+    if len(references) != len(outputs):
+        raise ValueError(f"{reference_path} has {len(references)} lines but {output_path} "
+                         f"has {len(outputs)}: the references must be line-aligned with the "
+                         "inputs")
+    if settings.fielded:
+        print("scoring the best beam of each line (the first field)")
+    print("\n".join(score_decodes(run.experiment.problem, outputs, references)))
+
+
+def _identity(experiment: Any, checkpoints: list[str]) -> dict[str, Any]:
+    """What a decode's outputs depend on besides its settings: the weights (by content:
+    a copied or linked run is the same model) and the vocabularies."""
+    return {"checkpoints": [trained_run.checkpoint_identity(path) for path in checkpoints],
+            "vocabulary": experiment.data_identity()}
+
+
+def _what_is_kept(args: argparse.Namespace, settings: "DecodeSettings",
+                  output_path: str) -> str:
+    """What an interrupted decode leaves ("" for common.writing's default: nothing)."""
+    from t2t_lite.decoding import file_decoding
+
+    if args.score_file or args.merge_shards:
+        return ""
+    lines = _input_lines(args.decode_from_file)
+    shard = file_decoding.Shard(args.worker_id, args.decode_shards)
+    if lines is not None and not file_decoding.keeps_windows(lines, settings, shard):
+        return ""
+    return (f"--decode_to_file={output_path} was not written yet; the windows of "
+            f"{settings.read_window_lines} lines decoded whole are kept in "
+            f"{output_path}.windows (the next run skips them)")
+
+
+def _input_lines(source: str) -> int | None:
+    """The lines of ``source`` as its newlines count them (None for a .gz file)."""
+    if source.endswith(".gz"):
+        return None
+    with open(source, "rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
 
 
 def _least_output_size(source: str, settings: "DecodeSettings") -> int:
     """Bytes an output of ``source`` takes at least: a line (a newline at least) for
     each hypothesis written of each line (a .gz source is not counted)."""
-    if source.endswith(".gz"):
-        return 0
-    with open(source, "rb") as f:
-        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
-    return lines * (settings.beam_size if settings.return_beams else 1) * settings.num_samples
+    lines = _input_lines(source)
+    return (lines or 0) * (settings.beam_size if settings.return_beams else 1) * settings.num_samples
 
 
 def _decoding(args: argparse.Namespace, run: trained_run.OpenedRun,
-              settings: "DecodeSettings") -> "Decoding":
-    """The decoding of the restored model (and --ensemble's members)."""
+              settings: "DecodeSettings") -> tuple["Decoding", dict[str, Any]]:
+    """The decoding of the restored model (and --ensemble's members), and its identity
+    (``_identity``)."""
     model, checkpoint = run.restored_model(args.checkpoint_path)
     # By content: a copied or linked run is the same model under another name.
     checkpoints = {trained_run.checkpoint_identity(checkpoint): checkpoint}
@@ -176,7 +281,8 @@ def _decoding(args: argparse.Namespace, run: trained_run.OpenedRun,
                              "of a checkpoint with itself decodes as that checkpoint alone")
         checkpoints[identity] = member_checkpoint
         members.append(member)
-    return run.decoding(model, settings, members)
+    return (run.decoding(model, settings, members),
+            _identity(run.experiment, list(checkpoints.values())))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

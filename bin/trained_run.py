@@ -44,6 +44,14 @@ def restored_model(experiment: "Experiment", checkpoint_path: str | None = None,
     return (model if trained_weights else experiment.inference_model(model)), path
 
 
+def checkpoint_to_read(experiment: "Experiment", checkpoint_path: str | None = None) -> str:
+    """The checkpoint ``restored_model`` would read (the run's latest by default),
+    without reading it."""
+    from t2t_lite.training import checkpoints
+
+    return checkpoints.checkpoint_to_read(experiment.output_dir, checkpoint_path)
+
+
 def checkpoint_identity(prefix: str) -> str:
     """The weights of checkpoint ``prefix`` wherever it lies: a digest of its ``.index``,
     which holds every tensor's checksum (so a copied or linked run's is the same)."""

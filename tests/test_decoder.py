@@ -7,7 +7,8 @@ import pytest
 
 from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.data.encoders import ByteTextEncoder, TokenTextEncoder
-from t2t_lite.decoding.decoder import decode_from_file, decode_interactive, decode_lines
+from t2t_lite.decoding.decoder import decode_interactive, decode_lines
+from t2t_lite.decoding.file_decoding import decode_from_file
 from t2t_lite.decoding.factory import Decoding
 from t2t_lite.decoding.input_rules import InputRules
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
@@ -195,7 +196,8 @@ def test_decode_hparams_layers_library_problem_and_user_settings():
     library = decode_hparams()
     assert library.values() == {"beam_size": 4, "alpha": 0.6, "stop_rule": "exact",
                                 "extra_length": 50,
-                                "batch_size": 32, "return_beams": False,
+                                "batch_size": 32, "batch_type": "sentences",
+                                "read_window_lines": 4096, "return_beams": False,
                                 "write_beam_scores": False, "max_input_length": 0,
                                 "length_bucket": 16, **SEARCH}
     parsing = {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
@@ -233,7 +235,7 @@ def test_decode_hparams_name_the_flag_they_came_from():
 def test_decode_settings_are_the_decode_hparams_and_the_runs_xla():
     assert settings("beam_size=2,length_bucket=8", xla=True) == DecodeSettings(
         beam_size=2, alpha=0.6, stop_rule="exact", extra_length=50, batch_size=32,
-        return_beams=False,
+        batch_type="sentences", read_window_lines=4096, return_beams=False,
         write_beam_scores=False, max_input_length=0, length_bucket=8, **SEARCH, xla=True)
     assert settings("length_bucket=8").padded_length_bucket == 0  # only XLA pads
 

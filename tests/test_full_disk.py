@@ -27,7 +27,7 @@ from cli_helpers import COMMON, USR_DIR, error_of, full_disk, train_tiny
 from t2t_lite import output_manifest
 from t2t_lite.bin import t2t_avg_all, t2t_datagen, t2t_decoder, t2t_exporter, t2t_trainer
 from t2t_lite.data import text_files
-from t2t_lite.decoding import decoder
+from t2t_lite.decoding import file_decoding
 
 
 def full_disk_writer(monkeypatch, failing_step: int) -> None:
@@ -133,7 +133,7 @@ def _fill_after(items, count: int, path: str):
 
 def full_decode_file(monkeypatch, count: int) -> None:
     real = text_files.write_lines_atomically
-    monkeypatch.setattr(decoder, "write_lines_atomically",
+    monkeypatch.setattr(file_decoding, "write_lines_atomically",
                         lambda path, lines: real(path, _fill_after(lines, count, path)))
 
 

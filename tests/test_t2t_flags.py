@@ -19,7 +19,7 @@ TRAINER_FLAGS = ["--schedule", "--worker_gpu", "--eval_steps", "--local_eval_fre
                  "--random_seed", "--save_checkpoints_secs", "--keep_checkpoint_every_n_hours",
                  "--eval_early_stopping_steps", "--export_saved_model",
                  "--intra_op_parallelism_threads", "--inter_op_parallelism_threads"]
-DECODER_FLAGS = ["--decode_shards", "--score_file", "--decode_in_memory"]
+DECODER_FLAGS = ["--decode_shards", "--worker_id", "--score_file", "--decode_in_memory"]
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +59,6 @@ def test_spellings_map_to_the_same_options():
     (t2t_trainer.main, "--worker_replicas=2", "TF_CONFIG"),
     (t2t_trainer.main, "--ps_replicas=1", "no parameter servers"),
     (t2t_trainer.main, "--use_tpu=true", "CPUs and GPUs"),
-    (t2t_decoder.main, "--decode_shards=8", "run one t2t-decoder per part"),
 ])
 def test_flags_done_another_way_say_which(capsys, main, flag, says):
     error = error_of(capsys, main, [flag, "--output_dir=nowhere"])

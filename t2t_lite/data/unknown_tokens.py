@@ -26,7 +26,8 @@ class UnknownTokens:
         self.source = source
         self.shown = shown
         self.tokens = 0
-        self.lines: set[int] = set()
+        self.lines = 0       # lines with an unknown token (counted once each, in order)
+        self._last_line = 0
         self.first: list[tuple[str, int]] = []   # (token, line) of the first few
         self.unknown_names: set[str] = set()     # what the encoders turned them into
 
@@ -36,7 +37,8 @@ class UnknownTokens:
         if not unknown:
             return
         self.tokens += len(unknown)
-        self.lines.add(line)
+        if line != self._last_line:  # a line's two sides are counted as one line
+            self.lines, self._last_line = self.lines + 1, line
         self.first += [(token, line) for token in unknown[:self.shown - len(self.first)]]
         self.unknown_names.add(getattr(encoder, "oov_token", "the unknown token"))
 
@@ -46,7 +48,7 @@ class UnknownTokens:
         if not self.tokens:
             return None
         tokens = f"{self.tokens} token{'s' if self.tokens != 1 else ''}"
-        lines = f"{len(self.lines)} line{'s' if len(self.lines) != 1 else ''}"
+        lines = f"{self.lines} line{'s' if self.lines != 1 else ''}"
         first = ", ".join(f"{token!r} line {line}" for token, line in self.first)
         more = ", ..." if self.tokens > len(self.first) else ""
         return (f"{self.source}: {tokens} in {lines} {'is' if self.tokens == 1 else 'are'} "

@@ -1,4 +1,5 @@
-"""Decoding lines of text with a ``Decoding``: batching, files, stdin.
+"""Decoding lines of text with a ``Decoding``: batching, stdin (files:
+``t2t_lite.decoding.file_decoding``).
 
 A ``Decoding`` (``t2t_lite.decoding.factory``) holds the search, its
 ``DecodeSettings``, the ``InputRules`` and the codecs. This module only
@@ -10,18 +11,17 @@ without running the model.
 from __future__ import annotations
 
 import math
-import os
 import sys
-from typing import BinaryIO, TextIO
+from typing import BinaryIO, Iterator, Sequence, TextIO
 
 import numpy as np
 
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
-from t2t_lite.data.text_files import (read_utf8_lines, stream_utf8_lines,
-                                      write_lines_atomically)
+from t2t_lite.data.text_files import stream_utf8_lines
 from t2t_lite.data.unknown_tokens import UnknownTokens
 from t2t_lite.decoding.factory import Decoding
-from t2t_lite.decoding.input_rules import encode_input, warn_cut
+from t2t_lite.decoding.input_rules import InputRules, encode_input, warn_cut
+from t2t_lite.decoding.settings import DecodeSettings
 from t2t_lite.progress import Progress
 
 STDIN = "<stdin>"  # the name of standard input in warnings and errors
@@ -37,26 +37,29 @@ def _pad(rows: list[list[int]], length: int, batch_size: int = 0) -> np.ndarray:
     return batch
 
 
-def decode_lines(lines: list[str], decoding: Decoding, description: str | None = None,
-                 source: str = "input", first_line: int = 0) -> list[str]:
-    """One decoded line per input line, in input order.
+def batches(lengths: list[int], settings: DecodeSettings, rules: InputRules) -> Iterator[
+        tuple[int, int, int]]:
+    """(start, stop, rows) of each batch of inputs of ``lengths`` (ids, EOS included),
+    longest first: ``batch_size`` lines, or under ``batch_type=tokens`` as many lines as
+    ``batch_size`` tokens hold once padded to the first (longest) one's length (one
+    line at least). ``rows`` is what the batch is padded to under XLA (a program per
+    shape): ``batch_size`` lines, or that many lines for its padded length."""
+    bucket = settings.padded_length_bucket
+    start = 0
+    while start < len(lengths):
+        if settings.batch_type == "tokens":
+            rows = max(1, settings.batch_size // rules.padded_length(lengths[start], bucket))
+        else:
+            rows = settings.batch_size
+        stop = min(start + rows, len(lengths))
+        yield start, stop, rows
+        start = stop
 
-    Lines are stripped; empty ones decode to "". With the setting ``return_beams``
-    each output holds all beams, tab-separated, best first (empty beam slots, which
-    score -inf, are left out). Each batch may decode up to its longest input
-    length (EOS included) plus ``extra_length`` tokens, within the model's
-    positions. The postprocessing maps (input line, decoded text) to the output
-    line, beam by beam. With ``write_beam_scores`` each beam's text is followed by
-    a tab and its score (tensor2tensor's format: ``text<TAB>score`` per beam). With
-    a ``description`` the progress is shown (``t2t_lite.progress``). Under XLA
-    every batch has ``batch_size`` rows and a length that is a multiple of
-    ``length_bucket``. Inputs cut to the rules' ``max_input_length`` are counted in
-    one warning that calls them the lines of ``source``. Under
-    ``sampling_method=random`` each output holds its ``num_samples`` samples in the
-    order drawn, each drawn as a function of the seed and its line's number
-    (``first_line`` + its index in ``lines``), so the samples do not depend on
-    batching.
-    """
+
+def decode_window(lines: Sequence[str], decoding: Decoding, first_line: int = 0,
+                  bar: Progress | None = None) -> tuple[list[str], int]:
+    """``decode_lines`` without its warning: the outputs, and how many inputs were cut
+    to the rules' ``max_input_length``. ``bar`` counts the lines decoded."""
     settings, rules = decoding.settings, decoding.rules
     outputs = [""] * len(lines)
     encoded, cut = {}, 0
@@ -65,18 +68,17 @@ def decode_lines(lines: list[str], decoding: Decoding, description: str | None =
             encoded[i], was_cut = encode_input(line.strip(), decoding.encoder,
                                                rules.max_input_length)
             cut += was_cut
-    warn_cut(source, cut, len(encoded), rules.max_input_length)
     # Longest first: similar lengths share a batch, and memory trouble shows up at once.
     order = sorted(encoded, key=lambda i: -len(encoded[i]))
-    bar = Progress(description, len(order), "lines") if description else None
     # Tabs inside a text become spaces only where tabs separate fields.
     fielded = settings.fielded
     bucket = settings.padded_length_bucket
-    for start in range(0, len(order), settings.batch_size):
-        indices = order[start:start + settings.batch_size]
+    for start, stop, rows_under_xla in batches([len(encoded[i]) for i in order],
+                                               settings, rules):
+        indices = order[start:stop]
         rows = [encoded[i] for i in indices]
         inputs = _pad(rows, rules.padded_length(max(map(len, rows)), bucket),
-                      settings.batch_size if bucket else 0)
+                      rows_under_xla if bucket else 0)
         line_numbers = np.zeros(len(inputs), np.int32)  # filler rows (XLA) draw as line 0
         line_numbers[:len(indices)] = np.asarray(indices) + first_line
         ids, scores = decoding(inputs, inputs.shape[1] + settings.extra_length, line_numbers)
@@ -96,41 +98,36 @@ def decode_lines(lines: list[str], decoding: Decoding, description: str | None =
             outputs[index] = "\t".join(fields)
         if bar:
             bar.update(len(indices))
+    return outputs, cut
+
+
+def decode_lines(lines: Sequence[str], decoding: Decoding, description: str | None = None,
+                 source: str = "input", first_line: int = 0) -> list[str]:
+    """One decoded line per input line, in input order.
+
+    Lines are stripped; empty ones decode to "". With the setting ``return_beams``
+    each output holds all beams, tab-separated, best first (empty beam slots, which
+    score -inf, are left out). Each batch may decode up to its longest input
+    length (EOS included) plus ``extra_length`` tokens, within the model's
+    positions. The postprocessing maps (input line, decoded text) to the output
+    line, beam by beam. With ``write_beam_scores`` each beam's text is followed by
+    a tab and its score (tensor2tensor's format: ``text<TAB>score`` per beam). With
+    a ``description`` the progress is shown (``t2t_lite.progress``). Batches are
+    as ``batches`` says; under XLA each is padded to its rows and to a length that
+    is a multiple of ``length_bucket``. Inputs cut to the rules' ``max_input_length``
+    are counted in one warning that calls them the lines of ``source``. Under
+    ``sampling_method=random`` each output holds its ``num_samples`` samples in the
+    order drawn, each drawn as a function of the seed and its line's number
+    (``first_line`` + its index in ``lines``), so the samples do not depend on
+    batching.
+    """
+    nonempty = sum(1 for line in lines if line.strip())
+    bar = Progress(description, nonempty, "lines") if description else None
+    outputs, cut = decode_window(lines, decoding, first_line, bar)
     if bar:
         bar.close()
+    warn_cut(source, cut, nonempty, decoding.rules.max_input_length)
     return outputs
-
-
-def decode_from_file(input_path: str, output_path: str, decoding: Decoding,
-                     reference_path: str | None = None) -> tuple[list[str], list[str] | None]:
-    """Decodes every line of ``input_path`` into the same line of ``output_path``.
-
-    The whole input (and ``reference_path``, when given) is read and checked
-    before anything is decoded, and the output appears only once every line is
-    decoded. Input tokens the vocabulary lacks, and inputs cut to the decode's
-    ``max_input_length``, are counted in a warning each. Returns the best decode
-    of each line, what a reference scores (the output line itself, or its first
-    field when ``return_beams`` / ``write_beam_scores`` put fields in it), and the
-    reference lines (or None).
-    """
-    lines = read_utf8_lines(input_path)
-    unknown = UnknownTokens(input_path)
-    for number, line in enumerate(lines, start=1):
-        unknown.count(decoding.encoder, line, number)
-    references = None
-    if reference_path:
-        references = read_utf8_lines(reference_path)
-        if len(references) != len(lines):
-            raise ValueError(f"{reference_path} has {len(references)} lines but {input_path} "
-                             f"has {len(lines)}: the references must be line-aligned with "
-                             "the inputs")
-    unknown.warn("decoded")
-    outputs = decode_lines(lines, decoding, description=f"decoding {os.path.basename(input_path)}",
-                           source=input_path)
-    write_lines_atomically(output_path, outputs)
-    if decoding.settings.fielded:
-        outputs = [line.split("\t", 1)[0] for line in outputs]
-    return outputs, references
 
 
 def decode_interactive(decoding: Decoding, input_stream: BinaryIO | None = None,

@@ -20,6 +20,8 @@ from t2t_lite.hparam import HParams, HParamsError, Range, at_least, between, one
 
 logger = logging.getLogger(__name__)
 
+BATCH_TYPES = ("sentences", "tokens")
+
 # Each key with its range (t2t_lite/hparam.py).
 DECODE_DEFAULTS = {
     "beam_size": at_least(1, 4),      # 1 = greedy
@@ -28,7 +30,14 @@ DECODE_DEFAULTS = {
     # "exact" (tensor2tensor's) or "beam_finished" (fairseq's and CTranslate2's).
     "stop_rule": one_of(*STOP_RULES),
     "extra_length": at_least(0, 50),  # max decode length = input length + extra_length
-    "batch_size": at_least(1, 32),    # lines per search call
+    "batch_size": at_least(1, 32),    # per search call: lines, or tokens (batch_type)
+    # What batch_size counts: "sentences", or "tokens" (a batch's lines times its longest
+    # input, padding included, as fairseq's --max-tokens and CTranslate2's batch_type).
+    "batch_type": one_of(*BATCH_TYPES),
+    # A file is read and decoded this many lines at a time (sorted by length within),
+    # so memory does not grow with the file; each window decoded is kept until the
+    # output is whole, so an interrupted decode goes on from the first missing one.
+    "read_window_lines": at_least(1, 4096),
     "return_beams": False,            # write every beam, tab-separated, best first
     "write_beam_scores": False,       # follow each output (each beam) with a tab and its score
     # Truncate longer inputs (EOS included); 0 = the model's max_length.
@@ -100,6 +109,8 @@ class DecodeSettings:
     stop_rule: str
     extra_length: int
     batch_size: int
+    batch_type: str        # BATCH_TYPES: what batch_size counts
+    read_window_lines: int
     return_beams: bool
     write_beam_scores: bool
     max_input_length: int  # 0: the model's max_length (``InputRules.for_model``)
