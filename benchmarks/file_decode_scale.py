@@ -29,7 +29,6 @@ import sys
 import tempfile
 import time
 
-BIN = os.path.dirname(sys.executable)
 
 
 def _make_input(path: str, lines: int, source_lines: str | None, seed: int) -> None:
@@ -46,7 +45,7 @@ def _make_input(path: str, lines: int, source_lines: str | None, seed: int) -> N
 
 
 def _decoder(args: argparse.Namespace, source: str, target: str, *extra: str) -> list[str]:
-    return [os.path.join(BIN, "t2t-decoder"), f"--output_dir={args.output_dir}",
+    return [os.path.join(args.bin_dir, "t2t-decoder"), f"--output_dir={args.output_dir}",
             f"--decode_from_file={source}", f"--decode_to_file={target}",
             f"--decode_hparams={args.decode_hparams}", *extra]
 
@@ -90,6 +89,8 @@ def main() -> None:
     p.add_argument("--work_dir", default=None)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--skip", default="", help="comma-separated: memory,resume,shards")
+    p.add_argument("--bin_dir", default=os.path.dirname(sys.executable),
+                   help="where t2t-decoder is (another install: an earlier version's)")
     args = p.parse_args()
     work = args.work_dir or tempfile.mkdtemp(prefix="file_decode_scale_")
     os.makedirs(work, exist_ok=True)
@@ -107,6 +108,8 @@ def main() -> None:
                 raise SystemExit(f"decoding {size} lines failed:\n{output}")
             print(f"| {size:,} | {peak:,.0f} | {seconds:,.1f} | {size / seconds:,.1f} |",
                   flush=True)
+    if {"resume", "shards"} <= skip:
+        return
     source = os.path.join(work, f"in.{args.resume_lines}.txt")
     if not os.path.exists(source):
         _make_input(source, args.resume_lines, args.source_lines, args.seed)
