@@ -76,7 +76,7 @@ def main() -> int:
         decoded_path = os.path.join(args.root, f"fresh.{stop_rule}.decoded")
         started = time.monotonic()
         run(["t2t-decoder", f"--output_dir={output_dir}",
-             f"--decode_hparams=beam_size=4,alpha=0.6,stop_rule={stop_rule}",
+             f"--decode_hparams=beam_size=4,alpha=0.6,extra_length=10,stop_rule={stop_rule}",
              f"--decode_from_file={source}", f"--decode_to_file={decoded_path}"])
         decode_seconds = time.monotonic() - started
         with open(decoded_path, encoding="utf-8") as f:
