@@ -18,8 +18,9 @@ OpenNMT-tf's ``source`` / ``target`` files):
 ``train`` and ``dev`` are required, ``test`` optional. Paths are stored absolute.
 
 The vocabulary is a sentencepiece model (``vocab_type`` bpe or unigram,
-``vocab_size``, ``character_coverage``, ``vocab_sample`` sentences for large
-corpora, 0 = all), trained as the registered translation problems train theirs
+``vocab_size``, ``character_coverage``, ``vocab_sample``: a seeded sample of
+that many sentences, 1,000,000 by default as the WMT problems take, so that
+datagen's memory stays flat as the files grow; 0 = all), trained as the registered translation problems train theirs
 (``TranslateProblem``: both languages' training sentences, in the languages'
 sorted order), or the user's own model (``vocab_model``) with its special pieces
 moved to the reserved ids. ``shared_vocab=false`` trains one model per language
@@ -46,6 +47,7 @@ from t2t_lite.hparam import HParams, HParamsError, Range, at_least, off_or_above
 from t2t_lite.problems.translate import SUBWORD_MODEL_SUFFIX, TranslateProblem
 
 SIDES = ("source", "target")
+VOCAB_SAMPLE = 1_000_000  # sentences the vocabulary trains on (the WMT problems' sample)
 REQUIRED_SPLITS = ("train", "dev")
 _LANGUAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 # Keys that train a vocabulary: given with a model of the user's they would do nothing.
@@ -57,7 +59,7 @@ def vocabulary_options() -> HParams:
     return HParams(
         vocab_type=one_of(*MODEL_TYPES), vocab_size=at_least(3, 8000),
         character_coverage=Range(DEFAULT_CHARACTER_COVERAGE, lambda v: 0 < v <= 1, "in (0, 1]"),
-        vocab_sample=off_or_above(100, 0), shared_vocab=True,
+        vocab_sample=off_or_above(100, VOCAB_SAMPLE), shared_vocab=True,
         vocab_model="", source_vocab_model="", target_vocab_model="")
 
 

@@ -128,3 +128,17 @@ def test_clear_errors(tiny, tmp_path):
     with pytest.raises(ValueError, match="could not train a 100000-token"):
         SubwordTextEncoder.build(TINY_CORPUS, 100000, path_prefix=str(tmp_path / "b"))
     assert not os.path.exists(str(tmp_path / "b.model"))
+
+
+def test_the_vocabulary_sample_is_seeded_uniform_in_order_and_all_below_its_size():
+    from collections import Counter
+
+    from t2t_lite.data.subword import sample_in_order
+    assert sample_in_order(iter(["b", "a", "c"]), 5, seed=1) == ["b", "a", "c"]
+    drawn = sample_in_order(iter(range(1000)), 50, seed=3)
+    assert len(drawn) == 50 and drawn == sorted(drawn)
+    assert drawn == sample_in_order(iter(range(1000)), 50, seed=3)
+    assert drawn != sample_in_order(iter(range(1000)), 50, seed=4)
+    # Each of 20 items is drawn in 5 of 20 places: about 1/4 of 2,000 seeds each.
+    counts = Counter(x for seed in range(2000) for x in sample_in_order(iter(range(20)), 5, seed))
+    assert all(420 < counts[x] < 580 for x in range(20)), counts

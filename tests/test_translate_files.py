@@ -2,6 +2,7 @@
 from the user's own files, their options recorded in --data_dir."""
 import gzip
 import io
+import re
 import json
 import os
 
@@ -201,9 +202,10 @@ def test_separate_vocabularies(corpus):
         problem.dataset("dev", data_dir)
 
 
-def test_vocabulary_options_reach_sentencepiece(corpus):
+def test_vocabulary_options_reach_sentencepiece(corpus, caplog):
     from sentencepiece import sentencepiece_model_pb2
 
+    caplog.set_level("INFO")
     assert _datagen(corpus / "data", f"train={corpus}/train,dev={corpus}/valid,"
                                      "source_lang=en,target_lang=de,vocab_size=300,"
                                      "vocab_type=unigram,character_coverage=0.99,"
@@ -211,9 +213,12 @@ def test_vocabulary_options_reach_sentencepiece(corpus):
     model = sentencepiece_model_pb2.ModelProto()
     model.ParseFromString((corpus / "data" / "vocab.translate_files.model").read_bytes())
     spec = model.trainer_spec
-    assert (spec.model_type, spec.vocab_size, spec.input_sentence_size) == (
-        sentencepiece_model_pb2.TrainerSpec.UNIGRAM, 300, 200)
+    assert (spec.model_type, spec.vocab_size) == (sentencepiece_model_pb2.TrainerSpec.UNIGRAM,
+                                                  300)
     assert spec.character_coverage == pytest.approx(0.99)
+    # The sample is drawn before sentencepiece (which, given a sample size, would
+    # reorder even a corpus below it), and said.
+    assert re.search(r"a seeded sample of 200 of the \d+ sentences", caplog.text)
 
 
 def _user_model(path, lines, **flags):

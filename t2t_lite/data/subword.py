@@ -22,7 +22,9 @@ from __future__ import annotations
 import functools
 import io
 import logging
+import math
 import os
+import random
 import re
 import time
 from typing import Iterable, Sequence
@@ -140,16 +142,18 @@ class SubwordTextEncoder(TextEncoder):
         started = time.monotonic()
         logger.info("training a %d-id %s vocabulary with sentencepiece", vocab_size, model_type)
         text = progress(iter(sentences), "reading text for the vocabulary", unit="sentences")
+        if max_sentences:
+            text = sample_in_order(text, max_sentences, seed)
         try:
             spm.SentencePieceTrainer.train(
                 sentence_iterator=iter(text), model_writer=model,
                 vocab_size=vocab_size, model_type=model_type,
                 pad_id=PAD_ID, eos_id=EOS_ID, unk_id=UNK_ID, bos_id=-1,
                 byte_fallback=True, normalization_rule_name="identity",
-                remove_extra_whitespaces=False, input_sentence_size=max_sentences,
+                remove_extra_whitespaces=False,
                 character_coverage=character_coverage,
                 max_sentencepiece_length=max_piece_length,
-                shuffle_input_sentence=True, num_threads=1, minloglevel=2)
+                num_threads=1, minloglevel=2)
         except RuntimeError as err:
             raise ValueError(f"sentencepiece could not train a {vocab_size}-token "
                              f"{model_type} vocabulary: {err}") from None
@@ -251,3 +255,33 @@ class SubwordTextEncoder(TextEncoder):
         extra_marks = tf.strings.regex_replace(
             pieces, f"^(?:{_WHITESPACE_MARK}({_WHITESPACE_MARK}*))?(?s:.*)$", r"\1")
         return tf.strings.regex_replace(extra_marks, _WHITESPACE_MARK, " ") + text
+
+
+def sample_in_order(items: Iterable[str], size: int, seed: int) -> list[str]:
+    """A uniform sample of ``size`` of ``items`` drawn with ``seed``, in their order,
+    holding ``size`` items at most (reservoir sampling, Li's algorithm L): all of
+    them, unchanged, when there are no more than ``size``, so a corpus below the
+    sample trains the vocabulary it would with no sample. Logs how many were drawn."""
+    rng = random.Random(seed)
+    reservoir: list[tuple[int, str]] = []
+    weight, next_index, count = 1.0, size, 0
+    for count, item in enumerate(items, start=1):
+        index = count - 1
+        if index < size:
+            reservoir.append((index, item))
+            if index == size - 1:
+                weight = math.exp(math.log(rng.random()) / size)
+                next_index = size + _skip(rng, weight)
+        elif index == next_index:
+            reservoir[rng.randrange(size)] = (index, item)
+            weight *= math.exp(math.log(rng.random()) / size)
+            next_index += 1 + _skip(rng, weight)
+    if count > size:
+        logger.info("the vocabulary trains on a seeded sample of %d of the %d sentences",
+                    size, count)
+    return [item for _, item in sorted(reservoir)]
+
+
+def _skip(rng: random.Random, weight: float) -> int:
+    """How many items algorithm L passes over before the next one it takes."""
+    return int(math.log(rng.random()) / math.log1p(-weight))
