@@ -13,6 +13,7 @@ import tensorflow as tf
 import bad_input_cases
 import bad_output_cases
 from cli_helpers import COMMON, USR_DIR, snapshot, train_tiny, with_flags
+from message_truth import untrue
 from t2t_lite.bin import t2t_avg_all, t2t_datagen, t2t_trainer
 
 CASES = bad_input_cases.CASES + bad_output_cases.CASES
@@ -146,14 +147,17 @@ def test_bad_input_fails_in_one_line_and_changes_nothing(ws, case, capsys, monke
     if case.machine:
         case.machine(monkeypatch)
     before = snapshot(ws.root)
+    argv = case.argv(ws)
     try:
-        code = case.main(case.argv(ws))
+        code = case.main(argv)
     except SystemExit as exit_info:  # argparse's own errors
         code = exit_info.code
     errors = [line for line in capsys.readouterr().err.splitlines() if ": error: " in line]
     assert code == 2
     assert len(errors) == 1 and case.says in errors[0], errors
     assert snapshot(ws.root) == before
+    # What the line claims is true: its flags exist, its paths exist or were given.
+    assert untrue(errors[0], argv) == [], errors[0]
 
 
 def test_the_reliability_page_lists_every_case():

@@ -233,3 +233,27 @@ def test_tensor2tensors_presplit_inputs_get_one_line(capsys, tmp_path):
         "--output_dir=nowhere", f"--decode_from_file={tmp_path}/in.txt", "--decode_shards=4",
         "--worker_id=1"])
     assert "tensor2tensor read parts split beforehand" in error and "in.txt01" in error
+
+
+class ForgetfulSearch(ReversingSearch):
+    """ReversingSearch that keeps no record of its calls (their inputs would grow)."""
+
+    def __call__(self, inputs, max_decode_length, line_numbers=None):
+        outputs = super().__call__(inputs, max_decode_length, line_numbers)
+        self.calls.clear()
+        return outputs
+
+
+def test_memory_holds_one_window_whatever_the_files_length(tmp_path):
+    import tracemalloc
+    peaks = []
+    for lines in (2_000, 20_000):
+        source = write_input(tmp_path, [f"{'ab ' * (i % 30)}{i}" for i in range(lines)])
+        tracemalloc.start()
+        decode_file(source, str(tmp_path / f"out{lines}.txt"),
+                    decoding(ForgetfulSearch(), "batch_size=64,read_window_lines=1000"),
+                    IDENTITY)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    # Ten times the lines, the same peak within a tenth (a line takes ~1 KB held).
+    assert peaks[1] < peaks[0] * 1.1, peaks
