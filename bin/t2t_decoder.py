@@ -220,7 +220,8 @@ def _score(run: trained_run.OpenedRun, settings: "DecodeSettings", output_path: 
                          "inputs")
     if settings.fielded:
         print("scoring the best beam of each line (the first field)")
-    print("\n".join(score_decodes(run.experiment.problem, outputs, references)))
+    print("\n".join(score_decodes(run.experiment.problem, outputs, references, output_path,
+                                  reference_path)))
 
 
 def _identity(experiment: Any, checkpoints: list[str]) -> dict[str, Any]:

@@ -4,7 +4,9 @@
 
 Both files hold bracketed trees (one a line, or pretty-printed .mrg), sentence
 i of one against sentence i of the other; see t2t_lite.parsing.evalb for the
-conventions.
+conventions. Both are read as every scorer reads text (t2t_lite.metrics.lookalike):
+look-alike characters (a zero-width space in a label, a word typed decomposed)
+are normalised alike with a warning naming the file, or refused in one line.
 """
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ from typing import Sequence
 from t2t_lite import output_paths
 from t2t_lite.bin import common
 
+from t2t_lite.data.text_files import read_utf8_lines
+from t2t_lite.metrics import lookalike
 from t2t_lite.parsing.evalb import DEFAULT_MAX_LENGTH, evalb, format_report
-from t2t_lite.parsing.trees import read_tree_file
+from t2t_lite.parsing.trees import parse_trees
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -34,7 +38,11 @@ def score(argv: Sequence[str] | None) -> int:
     paths.input_file("--gold", args.gold)
     paths.input_file("--test", args.test)
     paths.scored_against("--test", "--gold", "F1 100")
-    result = evalb(read_tree_file(args.gold), read_tree_file(args.test), args.max_length)
+    gold = read_utf8_lines(args.gold, allow_tab=True)
+    test, gold = lookalike.scored_pair(read_utf8_lines(args.test, allow_tab=True), gold,
+                                       args.test, args.gold)
+    result = evalb(parse_trees("\n".join(gold), args.gold),
+                   parse_trees("\n".join(test), args.test), args.max_length)
     print(format_report(result))
     return 0
 

@@ -4,6 +4,7 @@ says. Rows are added here; the tests that run them are in test_bad_input.py."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any, Callable
 
 from cli_helpers import COMMON, USR_DIR, with_flags
@@ -33,6 +34,17 @@ def files_datagen(ws, train: str) -> list[str]:
     return ["--problem=translate_files", f"--data_dir={ws.root}/new_data",
             f"--data_options={train},dev_source={ws.path('in.txt')},"
             f"dev_target={ws.path('in.txt')}"]
+
+
+def beside(ws, name: str, text: str) -> str:
+    """A file of ``text`` made for one case, beside the workspace (whose files the test
+    checks are left as they were) rather than in it."""
+    folder = os.path.join(os.path.dirname(ws.root), "bad_input_beside")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
 
 
 @dataclasses.dataclass
@@ -277,6 +289,14 @@ CASES = [
     Case("non-UTF-8 tree file", t2t_parse_eval.main,
          lambda ws: [f"--gold={ws.path('gold.trees')}", f"--test={ws.path('latin1.txt')}"],
          "line 2 is not valid UTF-8"),
+    Case("bidirectional override in a translation", t2t_bleu.main,
+         lambda ws: ["--translation=" + beside(ws, "override.txt", "0 1\n1 \u202e0\n"),
+                     f"--reference={ws.path('in.txt')}"],
+         "override.txt:2: bidirectional override U+202E (RIGHT-TO-LEFT OVERRIDE) at column 3"),
+    Case("bidirectional override in a tree", t2t_parse_eval.main,
+         lambda ws: [f"--gold={ws.path('gold.trees')}", "--test=" + beside(
+             ws, "override.trees", "(S (NP (DT The) (NN \u202ddog)) (VP (VBZ barks)))\n")],
+         "override.trees:1: bidirectional override U+202D (LEFT-TO-RIGHT OVERRIDE) at column 21"),
     # Checkpoint averaging and export.
     Case("averaging a dir without checkpoints", t2t_avg_all.main,
          lambda ws: [f"--model_dir={ws.root}/empty_dir", f"--output_dir={ws.root}/avg"],

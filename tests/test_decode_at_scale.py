@@ -5,12 +5,12 @@ import os
 import numpy as np
 import pytest
 
-from cli_helpers import COMMON, USR_DIR, error_of, train_tiny
+from cli_helpers import USR_DIR, error_of, train_tiny
 from t2t_lite.bin import t2t_decoder
 from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.decoding.decoder import decode_lines
 from t2t_lite.decoding.file_decoding import Shard, decode_file, keeps_windows, merge_shards
-from test_decoder import ReversingSearch, decoding, settings
+from decode_stand_ins import ReversingSearch, decoding, settings
 
 LINES = [f"line {'x' * (i % 7)} {i}" if i % 5 else "" for i in range(23)]
 IDENTITY = {"checkpoints": ["abc"], "vocabulary": {"problem": "p"}}

@@ -18,6 +18,7 @@ from t2t_lite.data.problem import Problem
 from t2t_lite.decoding.decoder import decode_lines
 from t2t_lite.decoding.factory import Decoding, build_decoding
 from t2t_lite.decoding.settings import DecodeSettings
+from t2t_lite.metrics import lookalike
 from t2t_lite.metrics.scoring import headline_figure, score_decodes
 
 
@@ -28,6 +29,7 @@ class DevDecodeScorer:
                  split: str = "dev", num_examples: int = 100):
         self.problem = problem
         self.data_dir = data_dir
+        self.split = split
         # One hypothesis a line, alone, to score.
         self.settings = dataclasses.replace(settings, return_beams=False,
                                             write_beam_scores=False)
@@ -42,6 +44,8 @@ class DevDecodeScorer:
         if not self.sources:
             raise ValueError(f"the {split} split of {problem.name} in {data_dir} is empty: "
                              "nothing to decode for the dev score")
+        # Normalised (and warned about) once, not at every evaluation.
+        self.references = lookalike.scored_lines(self.references, f"the {split} references")
         self._decoding: Decoding | None = None
         self._model: Any = None
 
@@ -50,7 +54,8 @@ class DevDecodeScorer:
             self._decoding = build_decoding(model, self.problem, self.data_dir, self.settings)
             self._model = model
         outputs = decode_lines(self.sources, self._decoding)
-        return score_decodes(self.problem, outputs, self.references)
+        return score_decodes(self.problem, outputs, self.references,
+                             references_name=f"the {self.split} references")
 
     @property
     def metric(self) -> str:

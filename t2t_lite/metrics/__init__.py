@@ -1,1 +1,2 @@
-"""Evaluation metrics: BLEU for translation (``bleu``)."""
+"""Evaluation metrics: BLEU for translation (``bleu``), the metrics problems name
+(``scoring``), and the one normalisation every scorer applies first (``lookalike``)."""

@@ -23,19 +23,22 @@ ends the line ("in the U.S."); Moses splits it since late 2018.
 
 multi-bleu.perl's score (single reference, no smoothing, case-sensitive) equals
 sacreBLEU's with ``tokenize="none", smooth_method="none"`` on the tokenized text.
+
+Every score here is of the text as ``t2t_lite.metrics.lookalike`` scores it (NFC,
+invisible format characters removed, odd spaces plain, ligatures as letters), on
+both sides alike: text a reader cannot tell apart scores the same.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
-import logging
 import re
-import unicodedata
 from typing import TYPE_CHECKING, Sequence
 
 from sacrebleu.metrics import BLEU
 
 from t2t_lite.data.text_files import read_utf8_lines
+from t2t_lite.metrics import lookalike
 
 if TYPE_CHECKING:
     from sacremoses import MosesTokenizer
@@ -103,25 +106,19 @@ def _check_parallel(hyps: Sequence[str], refs: Sequence[str]) -> None:
         raise BleuInputError("no lines to score: translations and references are empty")
 
 
-def _composed(lines: Sequence[str]) -> list[str]:
-    """``lines`` in Unicode NFC: an accented letter typed as one code point or as a
-    letter and a combining accent (NFD, as macOS file names and some tools write) is
-    one word to a reader; sacreBLEU and Moses compare code points, and scored a
-    decomposed translation of an exact match at 68 instead of 100."""
-    return [unicodedata.normalize("NFC", line) for line in lines]
-
-
-def decomposed_lines(lines: Sequence[str]) -> int:
-    """How many of ``lines`` are not in NFC (scored as if they were)."""
-    return sum(not unicodedata.is_normalized("NFC", line) for line in lines)
+def _scored(lines: Sequence[str], name: str) -> list[str]:
+    """``lines`` as every scorer scores them (``lookalike.normalised_lines``: NFC,
+    invisible format characters removed, ...); silent and idempotent, so text that a
+    command already normalised (and warned about) is unchanged."""
+    return lookalike.normalised_lines(lines, name)
 
 
 def sacre_bleu(hyps: Sequence[str], refs: Sequence[str],
                lowercase: bool = False) -> tuple[float, str]:
     """Corpus sacreBLEU (13a tokenizer, detokenized input) -> (score, signature); both
-    sides in NFC (``_composed``)."""
+    sides as ``t2t_lite.metrics.lookalike`` scores them (``_scored``)."""
     _check_parallel(hyps, refs)
-    hyps, refs = _composed(hyps), _composed(refs)
+    hyps, refs = _scored(hyps, "translations"), _scored(refs, "references")
     metric = BLEU(lowercase=lowercase)
     score = metric.corpus_score(list(hyps), [list(refs)]).score
     return score, str(metric.get_signature())
@@ -135,8 +132,8 @@ def tokenized_bleu(hyps: Sequence[str], refs: Sequence[str], language: str = "de
     literature reports (e.g. fairseq's on tokenized lowercased text).
     """
     _check_parallel(hyps, refs)
-    return _multi_bleu(*_paper_tokenized(_composed(hyps), _composed(refs), language),
-                       lowercase)
+    return _multi_bleu(*_paper_tokenized(_scored(hyps, "translations"),
+                                         _scored(refs, "references"), language), lowercase)
 
 
 def _paper_tokenized(hyps: Sequence[str], refs: Sequence[str],
@@ -179,6 +176,8 @@ def bleu_report(hyps: Sequence[str], refs: Sequence[str],
                 language: str | None = "de") -> BleuReport:
     """Cased and lowercased sacreBLEU plus the paper's tokenized BLEU, cased and
     lowercased, in ``language`` (None: sacreBLEU only)."""
+    _check_parallel(hyps, refs)
+    hyps, refs = _scored(hyps, "translations"), _scored(refs, "references")
     cased, cased_sig = sacre_bleu(hyps, refs)
     lower, lower_sig = sacre_bleu(hyps, refs, lowercase=True)
     if language is None:
@@ -230,16 +229,13 @@ def bleu_by_source_length(sources: Sequence[str], hyps: Sequence[str], refs: Seq
 
 def read_translation_and_reference(translation_path: str,
                                    reference_path: str) -> tuple[list[str], list[str]]:
-    """Reads both files (strictly: ``read_utf8_lines``); different line counts raise
-    BleuInputError naming both."""
+    """Reads both files (strictly: ``read_utf8_lines``) as they are scored
+    (``lookalike.scored_pair``: look-alike text normalised alike, with a warning
+    naming the file, or refused); different line counts raise BleuInputError
+    naming both."""
     hyps, refs = read_utf8_lines(translation_path), read_utf8_lines(reference_path)
     if len(hyps) != len(refs):
         raise BleuInputError(
             f"line counts differ: translation {translation_path} has {len(hyps)} lines, "
             f"reference {reference_path} has {len(refs)}; they must be line-aligned")
-    for path, lines in ((translation_path, hyps), (reference_path, refs)):
-        count = decomposed_lines(lines)
-        if count:
-            logging.warning("%s: %d lines hold decomposed (NFD) Unicode letters; scored "
-                            "composed (NFC), as the same text", path, count)
-    return hyps, refs
+    return lookalike.scored_pair(hyps, refs, translation_path, reference_path)

@@ -17,17 +17,24 @@ from typing import Sequence
 
 from t2t_lite import registry
 from t2t_lite.data.problem import Problem
+from t2t_lite.metrics import lookalike
 from t2t_lite.metrics.bleu import bleu_report
 from t2t_lite.parsing.evalb import evalb, format_report
 from t2t_lite.parsing.trees import parse_tree_line
 from t2t_lite.registry import register_metric
 
 
-def score_decodes(problem: Problem, hypotheses: Sequence[str],
-                  references: Sequence[str]) -> list[str]:
-    """The report of ``problem``'s metric on line-aligned hypotheses and references."""
+def score_decodes(problem: Problem, hypotheses: Sequence[str], references: Sequence[str],
+                  hypotheses_name: str = "the decoded lines",
+                  references_name: str = "the references") -> list[str]:
+    """The report of ``problem``'s metric on line-aligned hypotheses and references,
+    both first normalised alike by ``lookalike.scored_pair`` (every metric, a user's
+    too, scores text a reader cannot tell apart the same; the warnings and a refusal
+    name the sides by ``hypotheses_name`` and ``references_name``, e.g. their files)."""
     scorer = registry.metrics[problem.eval_metric]
-    return scorer(list(hypotheses), list(references), **problem.eval_metric_options())
+    hypotheses, references = lookalike.scored_pair(hypotheses, references,
+                                                   hypotheses_name, references_name)
+    return scorer(hypotheses, references, **problem.eval_metric_options())
 
 
 # A report's figures are decimals ("F1 87.50": the 1 of F1 is no figure); "nan" is one.
