@@ -257,3 +257,40 @@ def test_memory_holds_one_window_whatever_the_files_length(tmp_path):
         tracemalloc.stop()
     # Ten times the lines, the same peak within a tenth (a line takes ~1 KB held).
     assert peaks[1] < peaks[0] * 1.1, peaks
+
+
+def test_samples_and_beams_through_windows_and_shards_are_one_processes(tmp_path):
+    """Every beam with its score (return_beams, write_beam_scores) and num_samples
+    samples go through windows and shards as through one process; samples are drawn
+    by line number, so the windows change none of them either."""
+    from t2t_lite.data.encoders import ByteTextEncoder
+    from t2t_lite.decoding.factory import Decoding
+    from t2t_lite.decoding.input_rules import InputRules
+    from t2t_lite.decoding.search_decoder import BeamSearchDecoder
+    from toy_models import ToyRecurrentModel
+
+    model = ToyRecurrentModel(ByteTextEncoder().vocab_size, seed=1)
+    lines = LINES[:12]
+    source = write_input(tmp_path, lines)
+
+    def real(overrides):
+        chosen = settings(overrides + ",read_window_lines=4")
+        search = BeamSearchDecoder(model, chosen.beam_size, sampling=chosen.sampling)
+        return Decoding(search, chosen, InputRules(0, None), ByteTextEncoder(),
+                        ByteTextEncoder())
+
+    sampling = "sampling_method=random,beam_size=1,num_samples=2,extra_length=3"
+    beams = "beam_size=2,return_beams=true,write_beam_scores=true,extra_length=3"
+    for overrides, tabs in ((sampling, 1), (beams, 3)):
+        one, out = str(tmp_path / "one.txt"), str(tmp_path / "out.txt")
+        decode_file(source, one, real(overrides), IDENTITY)
+        for index in range(2):
+            shard = Shard(index, 2)
+            decode_file(source, shard.part_path(out), real(overrides), IDENTITY, shard)
+        merge_shards(source, out, IDENTITY, real(overrides).settings, 2)
+        written = open(out, encoding="utf-8").read().splitlines()
+        assert open(out, "rb").read() == open(one, "rb").read(), overrides
+        assert [line.count("\t") for line in written] == [
+            tabs if given.strip() else 0 for given in lines]
+        if overrides == sampling:
+            assert written == decode_lines(lines, real(sampling))  # one batch of 12
