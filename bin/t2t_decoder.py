@@ -242,23 +242,29 @@ def _what_is_kept(args: argparse.Namespace, settings: "DecodeSettings",
     shard = file_decoding.Shard(args.worker_id, args.decode_shards)
     if lines is not None and not file_decoding.keeps_windows(lines, settings, shard):
         return ""
+    kept = "are kept" if lines is not None else "are kept (if it spans more than one)"
     return (f"--decode_to_file={output_path} was not written yet; the windows of "
-            f"{settings.read_window_lines} lines decoded whole are kept in "
+            f"{settings.read_window_lines} lines decoded whole {kept} in "
             f"{output_path}.windows (the next run skips them)")
 
 
 def _input_lines(source: str) -> int | None:
-    """The lines of ``source`` as its newlines count them (None for a .gz file)."""
-    if source.endswith(".gz"):
+    """The lines of ``source`` as its newlines count them (a .gz file's gunzipped;
+    None for one that is not gzip data: the decode refuses it in its own words)."""
+    import gzip
+    import zlib
+
+    try:
+        with (gzip.open(source, "rb") if source.endswith(".gz") else open(source, "rb")) as f:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
+    except (OSError, EOFError, zlib.error):
         return None
-    with open(source, "rb") as f:
-        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
 
 
 def _least_output_size(source: str, settings: "DecodeSettings") -> int:
     """Bytes an output of ``source`` takes at least: a line (a newline at least) for
     each hypothesis written of each line (a .gz source is not counted)."""
-    lines = _input_lines(source)
+    lines = _input_lines(source) if not source.endswith(".gz") else 0
     return (lines or 0) * (settings.beam_size if settings.return_beams else 1) * settings.num_samples
 
 
