@@ -160,6 +160,7 @@ def resolve(problem_name: str | None, model_name: str | None, hparams_set: str |
     problem_name = problem_name or saved.get("problem")
     model_name = model_name or saved.get("model")
     hparams_set = hparams_set or saved.get("hparams_set")
+    given_data_dir = bool(data_dir)
     data_dir = data_dir or saved.get("data_dir")
     for flag, value in (("--problem", problem_name), ("--model", model_name),
                         ("--hparams_set", hparams_set), ("--data_dir", data_dir)):
@@ -176,6 +177,11 @@ def resolve(problem_name: str | None, model_name: str | None, hparams_set: str |
                               f"--t2t_usr_dir={recorded_usr_dir} (its {HPARAMS_FILE} says "
                               "so): pass that flag too")
     problem = registry.problems[problem_name]()
+    if not given_data_dir and not os.path.isdir(data_dir) and problem.vocab_files(data_dir):
+        # The data moved (or went) after training: hparams.json names where it was.
+        raise ExperimentError(
+            f"{output_dir} was trained on the data in {data_dir} ({HPARAMS_FILE}), which is "
+            "not there now; if it moved, give --data_dir=the folder it is in now")
     registry.models[model_name]  # an unknown model fails here, listing the known ones
     make_hparams = registry.hparams_sets[hparams_set]
     with from_source(f"hparams set {hparams_set}"):

@@ -323,3 +323,43 @@ def must_refuse(command: Command, drawn: dict[str, str]) -> list[str]:
         if pair not in MADE_FOR:
             refused.append("--model with --hparams_set")
     return refused
+
+
+# Runs that move (issues 61 and 85): a trained run and its data dir each stay, are
+# renamed, copied, linked to, moved under another parent, or moved there with a link
+# left where they were ("linked_back"); the command is given the new path (relative or
+# absolute, from the workspace, a folder in it or one outside it). Every command that
+# reads a run is run on each draw.
+MOVES = ("stay", "rename", "copy", "link", "reparent", "linked_back")
+DATA_MOVES = (*MOVES, "other")  # other: the same vocabulary, other train shards
+LEFT_IN_PLACE = {"stay", "copy", "link", "linked_back", "other"}  # its old path still leads to it
+MOVE_CWDS = ("", "files", "../outside")  # the working folder, from the workspace
+RUN_COMMANDS = ("t2t-trainer", "t2t-decoder", "t2t-avg-all", "t2t-exporter", "t2t-attention")
+READS_DATA = {"t2t-decoder", "t2t-exporter", "t2t-attention"}  # the vocabulary (and the trainer)
+RESUME_HPARAMS = ["", "batch_size=1024", "learning_rate=0.5", "optimizer=sgd",
+                  "dtype=mixed_float16", "dtype=mixed_bfloat16"]
+REFUSED_ON_RESUME = {"optimizer=sgd", "dtype=mixed_float16"}
+
+
+def moved_path(name: str, how: str) -> str:
+    """Where folder ``name`` of the workspace is after it moved ``how`` (the path the
+    command is given)."""
+    return {"stay": name, "rename": f"{name}_renamed", "copy": f"{name}_copy",
+            "link": f"links/{name}", "reparent": f"elsewhere/deeper/{name}",
+            "linked_back": name, "other": "other_data"}[how]
+
+
+def moved_run_refusal(command: str, data_move: str, data_given: bool, hparams: str) -> str:
+    """The flag the one-line refusal of ``command`` must name when it must refuse the draw
+    (exit 2), or '' when it must work."""
+    if command == "t2t-trainer":
+        if not data_given:
+            return "--data_dir"  # a resume needs the data
+        if data_move == "other":
+            return "--data_dir"  # hparams.json would name data the run did not train on
+        if hparams in REFUSED_ON_RESUME:
+            return "--hparams"  # the checkpoints hold the optimizer's or loss scale's state
+        return ""
+    if command in READS_DATA and not data_given and data_move not in LEFT_IN_PLACE:
+        return "--data_dir"  # hparams.json names where the data was
+    return ""

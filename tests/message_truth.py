@@ -3,8 +3,9 @@
 ``untrue(line, argv, cwd)`` lists the claims of a command's one-line error that are
 false: a ``--flag`` that neither the command nor a command the line names has
 (nor the user typed: an unknown flag is echoed); an
-absolute path that does not exist and is not one the user gave (or a name made
-from one: ``OUT.shard-1-of-2``, ``FROM_FILE.decoded``); a bare ``True`` / ``False``
+absolute path that does not exist, is not one the user gave (or a name made
+from one: ``OUT.shard-1-of-2``, ``FROM_FILE.decoded``) and is not said to be
+missing ("... which is not there now"); a bare ``True`` / ``False``
 where the line would mean a count or a name (``--flag=True`` echoes a value, and
 passes). Used on every row of the bad-input table and every fuzzer draw that fails.
 """
@@ -18,6 +19,9 @@ import re
 _PROG = re.compile(r"\bt2t-[a-z-]+")
 _FLAG = re.compile(r"(?<![\w/=-])--([a-z][a-z0-9_]*)")
 _PATH = re.compile(r"(?<![\w.=:~/-])(/[^\s,;:'\"()]+)")  # not a URL's, nor ~/x's
+# Words by which a line says that the path it names is not there (so it need not be).
+_SAID_MISSING = re.compile(r"not there|not found|does not exist|no such|is missing|went while|"
+                           r"is gone")
 _BOOLEAN = re.compile(r"(?<![=\w'\"])(True|False)(?![\w'\"=])")
 # Benchmarks print their own prog names; their flags are theirs (argparse's parsers).
 _BENCHMARK_PROGS = {"sweep_decode.py", "lever_table.py", "chosen_recipe.py"}
@@ -51,10 +55,13 @@ def untrue(line: str, argv: list[str], cwd: str | None = None) -> list[str]:
             if flag not in known and flag not in typed:  # the user's own flag, echoed
                 problems.append(f"names --{flag}, a flag of none of {', '.join(sorted(progs))}")
     given = _given_paths(argv, cwd)
-    for path in _PATH.findall(line):
-        path = path.rstrip(".")
+    for found in _PATH.finditer(line):
+        path = found.group(1).rstrip(".")
         if os.path.lexists(path) or any(path.startswith(g) or g.startswith(path)
                                         for g in given):
+            continue
+        around = line[max(0, found.start() - 40):found.end() + 80]
+        if _SAID_MISSING.search(around):  # the line says it is not there: true
             continue
         problems.append(f"names {path}, which does not exist and was not given")
     for word in _BOOLEAN.findall(line):
@@ -72,5 +79,6 @@ def _given_paths(argv: list[str], cwd: str | None) -> list[str]:
             if not part:
                 continue
             absolute = os.path.join(cwd or os.getcwd(), os.path.expanduser(part))
-            found += [os.path.normpath(absolute), os.path.realpath(absolute)]
+            # As joined (a "up/../x" the line may show), as normalised, as resolved.
+            found += [absolute, os.path.normpath(absolute), os.path.realpath(absolute)]
     return [path for path in found if path != "/"]

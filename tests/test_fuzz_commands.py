@@ -21,9 +21,12 @@ each may write, what must be refused) is tests/fuzz_cases.py.
 
 Issue 61's families are drawn too: paths through links, ".." after a link, a literal
 ~ and missing folders (among the random draws, and each with every path flag that
-names an output or a run), and runs that move (a run trained with relative paths
-resumed from another working folder, through a link, on moved, linked or other
-data, with training hparams changed).
+names an output or a run), and runs that move (issue 85: the run and its data each
+renamed, copied, linked to, moved under another parent or moved with a link left
+behind, or other data; typed relative or absolute from the workspace, a folder in it
+or one outside it; with or without --data_dir and with training hparams changed; each
+draw runs every command that reads a run: the trainer's resume, the decoder,
+t2t-avg-all, the exporter and t2t-attention).
 
 Violations are collected rather than raised at the first one, so one run counts
 every failure (``-s`` prints them). Profiles (``--hypothesis-profile``): ``ci``
@@ -35,6 +38,7 @@ import contextlib
 import dataclasses
 import io
 import json
+import logging
 import os
 import re
 import shutil
@@ -43,15 +47,18 @@ from typing import Callable
 
 import pytest
 import tensorflow as tf
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from cli_helpers import COMMON, USR_DIR, digest_tree, train_tiny, with_flags
-from fuzz_cases import (CHECKPOINTS, COMMANDS, DECODE_KEYS, DECODE_VALUES, FOLDERS,
-                        HPARAM_KEYS, HPARAM_VALUES, INPUTS, LINK_FOLDERS, LINK_OUTPUTS,
-                        OUTPUTS, RUN_ARGS, Command, given_twice, must_refuse, path_family,
-                        resolve_links)
-from t2t_lite.bin import t2t_attention, t2t_avg_all, t2t_datagen, t2t_decoder, t2t_trainer
+from fuzz_cases import (CHECKPOINTS, COMMANDS, DATA_MOVES, DECODE_KEYS, DECODE_VALUES,
+                        FOLDERS, HPARAM_KEYS, HPARAM_VALUES, INPUTS, LINK_FOLDERS,
+                        LINK_OUTPUTS, MOVE_CWDS, MOVES, OUTPUTS, RESUME_HPARAMS, RUN_ARGS,
+                        RUN_COMMANDS, Command, given_twice, moved_path, moved_run_refusal,
+                        must_refuse, path_family, resolve_links)
+from message_truth import untrue
+from t2t_lite.bin import (t2t_attention, t2t_avg_all, t2t_datagen, t2t_decoder,
+                          t2t_exporter, t2t_trainer)
 from t2t_lite.output_manifest import MANIFEST
 
 
@@ -146,15 +153,20 @@ def build_workspace(root) -> str:
                                        f"--data_dir={root / 'copy_data'}",
                                        f"--output_dir={root / 'copy_run'}", "--train_steps=2",
                                        "--schedule=train")) == 0
-    # A run trained with paths relative to the workspace (the input state named its
-    # shards as typed), and data of the same vocabulary with other train shards.
+    # A run trained with relative paths in a folder that is gone since (no path a
+    # checkpoint or input state saved may lead anywhere: issue 85's traceback hid behind
+    # shards still at the old path), and data of the same vocabulary, other train shards.
+    origin = root / "origin"
+    shutil.copytree(root / "data", origin / "data")
     cwd = os.getcwd()
-    os.chdir(root)
+    os.chdir(origin)
     try:
         assert t2t_trainer.main(COMMON + ["--data_dir=data", "--output_dir=rel_run",
                                           "--train_steps=2", "--schedule=train"]) == 0
     finally:
         os.chdir(cwd)
+    os.rename(origin / "rel_run", root / "rel_run")
+    shutil.rmtree(origin)
     shutil.copytree(root / "data", root / "other_data")
     for shard in (root / "other_data").glob("*-train-*"):
         records = list(tf.data.TFRecordDataset(str(shard)).as_numpy_iterator())
@@ -196,6 +208,15 @@ def run_in_process(main: Callable, argv: list[str]) -> Outcome:
         except Exception as error:  # noqa: BLE001 - a traceback is what we look for
             code, escaped = None, error
     return Outcome(code, err.getvalue(), escaped)
+
+
+def untrue_error(outcome: Outcome, argv: list[str], cwd: str) -> list[str]:
+    """What a refusal's line claims that is false (tests/message_truth.py)."""
+    if outcome.code != 2:
+        return []
+    errors = [line for line in outcome.err.splitlines() if ": error: " in line]
+    return [f"untrue line ({claim}): {errors[-1][:200]}"
+            for claim in (untrue(errors[-1], argv, cwd) if errors else [])]
 
 
 def complete(command: Command, root: str, drawn: dict[str, str], argv: list[str]) -> str:
@@ -271,6 +292,7 @@ def check(command: Command, template: str, drawn: dict[str, str], twice: bool = 
             f"{flag} given twice" for flag in given_twice(flags)]
         if outcome.code == 0 and refused:
             problems.append(f"exit 0 with {', '.join(refused)}")
+        problems += untrue_error(outcome, argv, workspace)
         if outcome.code == 0 and outcome.escaped is None:
             why = complete(command, workspace, drawn, argv)
             if why:
@@ -339,81 +361,196 @@ def test_paths_through_links_dot_dot_tilde_and_missing_folders(template, name, f
     assert not violations, "\n".join(violations)
 
 
-# Runs that move (issue 61): a run resumed from another working folder, through a link,
-# after its data moved, on a copy or on other shards, with changed hparams; paths typed
-# relative to the working folder, as a user types them.
-MOVED_DATA = ["data", "moved_data", "other_data", "links/data"]
-RESUME_HPARAMS = ["", "batch_size=1024", "learning_rate=0.5", "optimizer=sgd",
-                  "dtype=mixed_float16", "dtype=mixed_bfloat16"]
-REFUSED_ON_RESUME = {"optimizer=sgd", "dtype=mixed_float16"}
+# Runs that move (issues 61 and 85): see fuzz_cases.MOVES. Each draw moves the run (trained
+# with relative paths in a folder that is gone since) and its data, then runs every command
+# that reads a run on the moved paths: each works (the trainer's resume exact: the same
+# step on, the input where it was) or refuses in one line naming the flag to give.
+MOVE_DRAWS = 2  # per ci run (x10 under --hypothesis-profile=long), and the example below
 
 
-def check_move(template: str, run: str, cwd: str, data: str, hparams: str) -> list[str]:
-    """The violations of one resume: exit 0 or 2, no traceback; refused exactly when the
-    data or an hparam is not the run's to change, and then the run is as it was; on
-    exit 0 the run went on and hparams.json names the data it trained on."""
+def move_folder(ws: str, name: str, how: str) -> str:
+    """Moves ``ws/name`` ``how`` (fuzz_cases.MOVES); its path in ``ws`` now."""
+    new = moved_path(name, how)
+    source, target = os.path.join(ws, name), os.path.join(ws, new)
+    elsewhere = os.path.join("elsewhere", "deeper", name)  # under another parent
+    if how in ("reparent", "linked_back"):
+        os.makedirs(os.path.join(ws, "elsewhere", "deeper"), exist_ok=True)
+    if how in ("rename", "reparent"):
+        os.rename(source, target)
+    elif how == "copy":
+        shutil.copytree(source, target, symlinks=True)
+    elif how == "link":  # links/NAME -> ../NAME
+        os.symlink(os.path.join("..", name), target)
+    elif how == "linked_back":  # NAME -> elsewhere/deeper/NAME
+        os.rename(source, os.path.join(ws, elsewhere))
+        os.symlink(elsewhere, source)
+    return new
+
+
+def moved_argv(command: str, path: Callable[[str], str], run: str, data: str | None,
+               hparams: str, export_format: str) -> list[str]:
+    """``command``'s invocation on ``run`` (and ``data``: None leaves --data_dir out), its
+    outputs in the workspace's new folder out/; ``path`` types a workspace path."""
+    data_flag = [f"--data_dir={path(data)}"] if data else []
+    usr = f"--t2t_usr_dir={USR_DIR}"
+    return {
+        "t2t-trainer": [usr, f"--output_dir={path(run)}", "--train_steps=4",
+                        "--schedule=train"] + ([f"--hparams={hparams}"] if hparams else []),
+        "t2t-decoder": [usr, f"--output_dir={path(run)}",
+                        f"--decode_from_file={path('files/in.txt')}",
+                        f"--decode_to_file={path('out/decoded.txt')}"],
+        "t2t-avg-all": [f"--model_dir={path(run)}", f"--output_dir={path('out/avg')}", "--n=2"],
+        "t2t-exporter": [usr, f"--output_dir={path(run)}", f"--export_dir={path('out/export')}",
+                         f"--format={export_format}"],
+        "t2t-attention": [usr, f"--output_dir={path(run)}", "--input=0 1 1", "--target=1 1 0",
+                          f"--to={path('out/attention')}", "--dpi=20"],
+    }[command] + (data_flag if command != "t2t-avg-all" else [])
+
+
+MAINS = {"t2t-trainer": t2t_trainer.main, "t2t-decoder": t2t_decoder.main,
+         "t2t-avg-all": t2t_avg_all.main, "t2t-exporter": t2t_exporter.main,
+         "t2t-attention": t2t_attention.main}
+# What a command's exit 0 leaves (a workspace path), beside its files in out/.
+MADE = {"t2t-decoder": "out/decoded.txt", "t2t-avg-all": "out/avg/checkpoint",
+        "t2t-attention": "out/attention/index.html"}
+EXPORTED = {"saved_model": "out/export/saved_model.pb", "ctranslate2": "out/export/model.bin"}
+# Mostly CTranslate2's (0.3 s; a SavedModel takes 5 s to trace): both read the run alike.
+EXPORT_FORMATS = ["ctranslate2", "ctranslate2", "ctranslate2", "saved_model"]
+
+
+class Said(logging.Handler):
+    """The messages logged while a command runs (at INFO and above)."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+def check_moved_run(template: str, run_move: str, data_move: str, relative: bool, cwd: str,
+                    data_given: bool, hparams: str, export_format: str) -> list[str]:
+    """The violations of one draw: each command in RUN_COMMANDS on the moved run."""
     root = tempfile.mkdtemp(prefix="fuzz_move_")
     try:
         ws = os.path.join(root, "ws")
         shutil.copytree(template, ws, symlinks=True)
-        os.symlink("../rel_run", os.path.join(ws, "links", "rel_run"))
-        os.symlink("../data", os.path.join(ws, "links", "data"))
-        if data == "moved_data":
-            os.rename(os.path.join(ws, "data"), os.path.join(ws, "moved_data"))
-        before = digest_tree(ws)
-        here = os.getcwd()
-        os.chdir(os.path.join(ws, cwd))
-        try:
-            argv = [f"--t2t_usr_dir={USR_DIR}", f"--data_dir={os.path.relpath(os.path.join(ws, data))}",
-                    f"--output_dir={os.path.relpath(os.path.join(ws, run))}", "--train_steps=4",
-                    "--schedule=train"] + ([f"--hparams={hparams}"] if hparams else [])
-            outcome = run_in_process(t2t_trainer.main, argv)
-        finally:
-            os.chdir(here)
+        os.makedirs(os.path.join(root, "outside"))
+        os.makedirs(os.path.join(ws, "out"))
+        # As if trained here: hparams.json names the workspace's data (it was trained in a
+        # folder that is gone, so no saved path may lead anywhere).
+        record_path = os.path.join(ws, "rel_run", "hparams.json")
+        with open(record_path) as f:
+            record = json.load(f)
+        record["data_dir"] = os.path.join(ws, "data")
+        with open(record_path, "w") as f:
+            json.dump(record, f)
+        run = move_folder(ws, "rel_run", run_move)
+        data = move_folder(ws, "data", data_move) if data_move != "other" else "other_data"
+        real_run = os.path.relpath(os.path.realpath(os.path.join(ws, run)),
+                                   os.path.realpath(ws))
+        here = os.path.join(ws, cwd)
+
+        def path(name: str) -> str:
+            full = os.path.join(ws, name)
+            return os.path.relpath(full, here) if relative else full
+
         problems = []
-        if outcome.escaped is not None or "Traceback" in outcome.err:
-            problems.append(f"traceback: {outcome.escaped or outcome.err[-300:]}")
-        elif outcome.code not in (0, 2):
-            problems.append(f"exit {outcome.code}")
-        refuse = data == "other_data" or hparams in REFUSED_ON_RESUME
-        after = digest_tree(ws)
-        changed = sorted(path for path in set(before) | set(after)
-                         if before.get(path) != after.get(path))
-        if outcome.code == 0 and refuse:
-            problems.append("exit 0, though it must be refused")
-        if outcome.code == 2 and not refuse:
-            problems.append(f"refused: {outcome.err.strip().splitlines()[-1:]}")
-        if outcome.code == 2 and changed:
-            problems.append(f"refused but changed {changed[:3]}")
-        if outcome.code == 0:
-            record = json.loads(open(os.path.join(ws, "rel_run", "hparams.json")).read())
-            if os.path.realpath(record["data_dir"]) != os.path.realpath(os.path.join(ws, data)):
-                problems.append(f"hparams.json names {record['data_dir']}, not {data}")
-            if tf.train.latest_checkpoint(os.path.join(ws, "rel_run")) is None or not \
-                    tf.train.latest_checkpoint(os.path.join(ws, "rel_run")).endswith("ckpt-4"):
-                problems.append("no checkpoint of step 4")
-            if [path for path in changed if not path.startswith("rel_run" + os.sep)]:
-                problems.append(f"changed outside the run: {changed[:3]}")
-        shown = f"{run} from {cwd or '.'} on {data} --hparams={hparams}"
-        return [f"t2t-trainer {shown}: {'; '.join(problems)}"] if problems else []
+        for command in ("t2t-decoder", "t2t-avg-all", "t2t-exporter", "t2t-attention",
+                        "t2t-trainer"):  # the readers on the run as it moved, then a resume
+            argv = moved_argv(command, path, run, data if data_given else None, hparams,
+                              export_format)
+            made = {**MADE, "t2t-exporter": EXPORTED[export_format]}.get(command)
+            before = digest_tree(ws)
+            previous, said = os.getcwd(), Said()
+            os.chdir(here)
+            logger = logging.getLogger()
+            level = logger.level
+            logger.addHandler(said)
+            logger.setLevel(logging.INFO)  # the trainer says where its input continues
+            try:
+                outcome = run_in_process(MAINS[command], argv)
+            finally:
+                os.chdir(previous)
+                logger.removeHandler(said)
+                logger.setLevel(level)
+            after = digest_tree(ws)
+            changed = sorted(p for p in set(before) | set(after)
+                             if before.get(p) != after.get(p)
+                             and os.path.basename(p) != MANIFEST)
+            found = []
+            lines = outcome.err.strip().splitlines()
+            if outcome.escaped is not None or "Traceback" in outcome.err:
+                found.append(f"traceback: {outcome.escaped or outcome.err[-300:]}")
+            elif outcome.code not in (0, 2):
+                found.append(f"exit {outcome.code}")
+            must_name = moved_run_refusal(command, data_move, data_given, hparams)
+            if outcome.code == 0 and must_name:
+                found.append("exit 0, though it must be refused")
+            if outcome.code == 2 and not must_name:
+                found.append(f"refused: {lines[-1:]}")
+            if outcome.code == 2 and must_name and not (lines and must_name in lines[-1]):
+                found.append(f"refused without naming {must_name}: {lines[-1:]}")
+            if outcome.code == 2 and lines and "t2t-datagen" in lines[-1]:
+                found.append(f"moved data to make again: {lines[-1:]}")  # it is all there
+            if outcome.code == 2 and changed:
+                found.append(f"refused but changed {changed[:3]}")
+            found += untrue_error(outcome, argv, here)
+            if os.listdir(os.path.join(root, "outside")):
+                found.append(f"wrote {os.listdir(os.path.join(root, 'outside'))} in the "
+                             "working folder")
+            own = real_run if command == "t2t-trainer" else "out"
+            if outcome.code == 0 and [p for p in changed if not p.startswith(own + os.sep)]:
+                found.append(f"changed outside {own}: "
+                             f"{[p for p in changed if not p.startswith(own + os.sep)][:3]}")
+            if outcome.code == 0 and made and not os.path.isfile(os.path.join(ws, made)):
+                found.append(f"exit 0 but no {made}")
+            if outcome.code == 0 and command == "t2t-trainer":
+                with open(os.path.join(ws, real_run, "hparams.json")) as f:
+                    named = json.load(f)["data_dir"]
+                if os.path.realpath(named) != os.path.realpath(os.path.join(ws, data)):
+                    found.append(f"hparams.json names {named}, not {data}")
+                latest = tf.train.latest_checkpoint(os.path.join(ws, real_run)) or ""
+                if not latest.endswith("ckpt-4"):
+                    found.append(f"no checkpoint of step 4 ({latest or 'none'})")
+                if "the input continues where step 2 left it" not in said.lines:
+                    found.append("the input did not continue: "
+                                 f"{[line for line in said.lines if 'input' in line][:2]}")
+            if found:
+                problems.append(f"{command}: {'; '.join(found)}")
+        shown = (f"run {run_move} ({run}), data {data_move} ({data}), "
+                 f"{'relative' if relative else 'absolute'} paths from {cwd or '.'}, "
+                 f"{'with' if data_given else 'without'} --data_dir"
+                 + (f", --hparams={hparams}" if hparams else "") + f", {export_format}")
+        print(f"  {shown}: {len(problems)} of {len(RUN_COMMANDS)} commands failing")
+        return [f"{shown}: {line}" for line in problems]
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.mark.slow  # 8 resumes of a few seconds each
-def test_runs_that_move_resume_or_are_refused_in_one_line(template):
+@pytest.mark.slow  # a handful of draws of five commands each
+def test_moved_runs_work_or_are_refused_in_one_line(template):
     violations: list[str] = []
     draws = [0]
+    print()
 
-    @settings(max_examples=max(1, int(8 * settings.default.max_examples / 100)))
-    @given(st.sampled_from(["rel_run", "links/rel_run"]), st.sampled_from(["", "files"]),
-           st.sampled_from(MOVED_DATA), st.sampled_from(RESUME_HPARAMS))
-    def draw(run, cwd, data, hparams):
+    @settings(max_examples=max(1, int(MOVE_DRAWS * settings.default.max_examples / 100)))
+    @given(st.sampled_from(MOVES), st.sampled_from(DATA_MOVES), st.booleans(),
+           st.sampled_from(MOVE_CWDS), st.sampled_from([True, True, True, False]),
+           st.sampled_from(RESUME_HPARAMS), st.sampled_from(EXPORT_FORMATS))
+    # Issue 85's report: the data renamed, the new --data_dir given.
+    @example("stay", "rename", False, "", True, "", "saved_model")
+    # The data moved under another parent and no --data_dir: the readers ask for it (1 s).
+    @example("link", "reparent", True, "../outside", False, "", "ctranslate2")
+    def draw(run_move, data_move, relative, cwd, data_given, hparams, export_format):
         draws[0] += 1
-        violations.extend(check_move(template, run, cwd, data, hparams))
+        violations.extend(check_moved_run(template, run_move, data_move, relative, cwd,
+                                          data_given, hparams, export_format))
 
     draw()
-    print(f"\nruns that move: {draws[0]} draws, {len(violations)} failing")
+    print(f"runs that move: {draws[0]} draws of {len(RUN_COMMANDS)} commands, "
+          f"{len(violations)} failing")
     for line in violations:
         print("  " + line)
     assert not violations, "\n".join(violations[:20])

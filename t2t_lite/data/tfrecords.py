@@ -108,6 +108,7 @@ def check_shards(paths: Sequence[str], remedy: str = "") -> None:
 
 
 _FINGERPRINT_BYTES = 1 << 16  # read at each end of a shard
+_READ_BUFFER = 256 * 1024  # tf.data.TFRecordDataset's default
 
 
 def shards_fingerprint(paths: Sequence[str]) -> str:
@@ -150,8 +151,22 @@ def read_shards(paths: Sequence[str], keys: Sequence[str],
         raise ValueError(f"the shards of one split are in one folder, not {sorted(folders)}")
     folder = folders.pop()
 
+    def read_in_folder(saved: tf.Tensor) -> tf.data.Dataset:
+        # The reader op itself, not tf.data.TFRecordDataset: that one feeds the path to
+        # a flat_map, and a flat_map's iterator saves its current element, so the state
+        # named the shard's old folder and failed to restore after the data moved. Of
+        # what is saved only the name counts (states saved before held whole paths).
+        name = tf.strings.split(saved, os.sep)[-1]
+        reader = tf.raw_ops.TFRecordDataset(
+            filenames=tf.strings.join([folder, name], separator=os.sep),
+            compression_type="", buffer_size=_READ_BUFFER)
+        return tf.data.experimental.from_variant(reader, tf.TensorSpec([], tf.string))
+
     def open_shard(name: tf.Tensor) -> tf.data.Dataset:
-        return tf.data.TFRecordDataset(tf.strings.join([folder, name], separator=os.sep))
+        # The layout of tf.data.TFRecordDataset (a flat_map over the file's name), so that
+        # the input states of runs saved before still restore.
+        return tf.data.Dataset.from_tensor_slices(tf.reshape(name, [-1])).flat_map(
+            read_in_folder)
 
     files = tf.data.Dataset.from_tensor_slices([os.path.basename(path) for path in paths])
     if shuffle_files:

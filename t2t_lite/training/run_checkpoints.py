@@ -19,10 +19,11 @@ kept: the run's last complete one, from which a re-run resumes.
 Resuming checks before it trusts (``checkpoint_state.resume_checkpoint``): an
 index naming a missing checkpoint, a damaged checkpoint, a garbage index or a
 checkpoint of another architecture is refused in one line, before anything is
-written. A damaged input state, or one saved over other shards than the data dir
-holds now (its shards' fingerprint is saved with it), is only a warning: the input
-restarts, reshuffled. The state names the shards, not their folder, so a run
-resumes from any working folder and after its data was moved.
+written. A damaged input state, one saved over other shards than the data dir
+holds now (its shards' fingerprint is saved with it), or one TensorFlow would not
+restore is only a warning: the input restarts, reshuffled. The state names the
+shards, not their folder (``tfrecords.read_shards``), so a run resumes from any
+working folder and after its data was moved, renamed, copied or linked.
 """
 from __future__ import annotations
 
@@ -75,6 +76,8 @@ class RunCheckpoints:
         # The fingerprint of the shards the input reads (tfrecords.shards_fingerprint),
         # saved with its position: a position is restored only over the same shards.
         self.input_shards = ""
+        # Input states that failed to restore in this attempt: step -> why.
+        self._unrestorable: dict[int, str] = {}
         self._clock_from: float | None = None  # this attempt's start (start_clock)
         self._ms_before = 0  # the training time of the attempts before it
 
@@ -132,8 +135,8 @@ class RunCheckpoints:
 
     def input_state_damage(self, step: int) -> str | None:
         """What is wrong with the input's position at ``step`` (missing, damaged, saved
-        over other shards than ``input_shards``), or None."""
-        problem = damage(self._input_prefix(step))
+        over other shards than ``input_shards``, refused by TensorFlow), or None."""
+        problem = damage(self._input_prefix(step)) or self._unrestorable.get(step)
         if problem:
             return problem
         recorded = self.recorded_shards(step)
@@ -155,22 +158,35 @@ class RunCheckpoints:
     def has_input_state(self, step: int) -> bool:
         return self.input_state_damage(step) is None
 
-    def follow_input(self, iterator: Iterator, step: int) -> None:
+    def follow_input(self, iterator: Iterator, step: int) -> bool:
         """Saves ``iterator``'s position with every checkpoint from now on and, when
-        resuming at ``step``, moves it to where the run that saved ``step`` was."""
+        resuming at ``step``, moves it to where the run that saved ``step`` was.
+
+        False when the state of ``step`` looked usable but would not restore (TensorFlow
+        refused it): ``iterator`` may be half-restored, so the caller builds its input
+        again, which ``has_input_state`` now tells to restart (seeded by the step), and
+        follows that one instead."""
         if not isinstance(iterator, tf.__internal__.tracking.Trackable):
             # tf.distribute's iterators over several replicas cannot be saved: such
             # a run resumes with its input reshuffled (seeded by the step).
-            return
+            return True
         self._input = tf.train.Checkpoint(iterator=iterator,
                                           shards=tf.Variable(self.input_shards, dtype=tf.string))
         problem = self.input_state_damage(step) if step else None
         if step and not problem:
-            self._input.read(self._input_prefix(step)).assert_consumed()
+            try:
+                self._input.read(self._input_prefix(step)).assert_consumed()
+            except (tf.errors.OpError, AssertionError, ValueError) as error:
+                detail = (op_error_detail(error) if isinstance(error, tf.errors.OpError)
+                          else str(error)).strip() or type(error).__name__
+                self._unrestorable[step] = f"it would not restore: {detail.splitlines()[0][:300]}"
+                self._input = None
+                return False
             logging.info("the input continues where step %d left it", step)
         elif step:
             logging.warning("no usable input state for step %d (%s): the input restarts, "
                             "reshuffled", step, problem)
+        return True
 
     def save(self, step: int) -> None:
         """Checkpoint ``step``: the input's position first, then the model's.

@@ -220,7 +220,12 @@ class Trainer:
         train_step = self.train_step.compiled()
         iterator: Iterator = iter(self.strategy.experimental_distribute_dataset(
             self._batches("train", training=True)))
-        self.checkpoints.follow_input(iterator, self.step)
+        if not self.checkpoints.follow_input(iterator, self.step):
+            # Its state would not restore (said by the second follow_input): the input
+            # restarts, seeded by the step as without a state.
+            iterator = iter(self.strategy.experimental_distribute_dataset(
+                self._batches("train", training=True)))
+            self.checkpoints.follow_input(iterator, self.step)
         writer = self._writer("train")
         window = Window()
         self.checkpoints.start_clock()
