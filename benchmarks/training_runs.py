@@ -351,9 +351,17 @@ class Sweep:
     def train(self, runs: list[Run]) -> None:
         with concurrent.futures.ThreadPoolExecutor(self._parallel) as pool:
             try:  # from the first submit: a run may start before the last is queued
-                futures = [pool.submit(self._train, one) for one in runs]
-                for future in concurrent.futures.as_completed(futures):
-                    future.result()
+                # Queued whole before a signal is raised: a run started by a submit that
+                # an interrupt cut short would escape the pool's join and go on.
+                with interrupts.deferred():
+                    pending = {pool.submit(self._train, one) for one in runs}
+                while pending:
+                    # A timed wait comes back to Python each second, where Ctrl-C is
+                    # raised; an untimed one would see it only when some run ends.
+                    done, pending = concurrent.futures.wait(
+                        pending, timeout=1.0, return_when=concurrent.futures.FIRST_COMPLETED)
+                    for future in done:
+                        future.result()
             except BaseException:
                 pool.shutdown(wait=False, cancel_futures=True)
                 CHILDREN.stop()

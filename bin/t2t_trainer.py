@@ -224,6 +224,10 @@ def train(argv: Sequence[str] | None) -> int:
             problem, args.data_dir, args.data_options, tmp_dir))
     args.data_dir = paths.input_folder("--data_dir", args.data_dir)
     args.output_dir = paths.run_folder("--output_dir", args.output_dir)
+    for kept in checkpoints_on_disk(args.output_dir)[-1:]:  # interrupted while starting
+        interrupts.describe(f"while starting the run in {args.output_dir}",
+                            f"{kept} is kept as it was; run the same command again to "
+                            "resume from it")
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
                                         args.hparams, args.data_dir, args.output_dir,
                                         must_exist=args.schedule == "evaluate",

@@ -49,6 +49,7 @@ def test_float32_and_mixed_bfloat16_agree_roughly(reverse_data, tmp_path):
 
 
 # Relative positions (Shaw et al.) compile too: their one-hot products and tables.
+@pytest.mark.slow  # an XLA compile of the step: about half a minute each
 @pytest.mark.parametrize("overrides", [
     "", "self_attention_type=dot_product_relative,max_relative_position=2,"
         "position_embedding=none"], ids=["absolute", "relative"])

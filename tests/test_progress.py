@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import tensorflow as tf
 
 from t2t_lite.bin.common import start_tensorflow
@@ -39,6 +40,7 @@ def test_durations_read_as_clocks():
                                                                   "1:02:05"]
 
 
+@pytest.mark.slow  # two TensorFlow starts in fresh processes: half a minute or more
 def test_tensorflow_starts_quietly(tmp_path):
     """At the default verbosity no C++ start-up line (I0000 ..., E0000 ... cuInit)
     reaches stderr; a bad-input error still does."""

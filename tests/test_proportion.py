@@ -55,6 +55,7 @@ LIMITS = {"beam_size": [VOCAB - 1, VOCAB, 5000], "extra_length": [MAX_LENGTH, MA
                                                                   100000]}
 
 
+@pytest.mark.slow  # four decodes, each tracing its own beam: about half a minute
 def test_decodes_at_and_past_the_limits_are_capped_in_one_line_each(run, caplog, capsys):
     """Issue 61's fuzzer family "proportion": each draw a beam and an extra length at or
     past their limits, with every beam returned; T2T_PROPORTION_DRAWS=N draws N."""
