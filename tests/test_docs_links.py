@@ -39,10 +39,22 @@ def slug(heading):
     return text.replace(" ", "-")
 
 
+def _heading_lines(text):
+    """The lines outside fenced code blocks as written (inline code kept: a heading's
+    code is part of its anchor)."""
+    lines, fenced = [], False
+    for line in text.split("\n"):
+        if FENCE.match(line):
+            fenced = not fenced
+        elif not fenced:
+            lines.append(line)
+    return lines
+
+
 def anchors(path):
     """The anchors a page offers: one per heading, repeats numbered -1, -2, ..."""
     seen, found = {}, set()
-    for line in _prose(open(path, encoding="utf-8").read()):
+    for line in _heading_lines(open(path, encoding="utf-8").read()):
         match = HEADING.match(line)
         if not match:
             continue
@@ -108,13 +120,15 @@ def test_slugs_are_githubs():
 
 def test_a_broken_link_is_caught(tmp_path):
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "OTHER.md").write_text("# Other page\n\n## A section\n\n## A section\n")
+    (tmp_path / "docs" / "OTHER.md").write_text("# Other page\n\n## A section\n\n## A section\n"
+                                                "\n## With `code=1` in it\n")
     (tmp_path / "picture.png").write_bytes(b"")
     page = tmp_path / "README.md"
     page.write_text("\n".join([
         "# Title",
         "[fine](docs/OTHER.md) [fine too](docs/OTHER.md#a-section) "
-        "[repeat](docs/OTHER.md#a-section-1) ![picture](picture.png) [here](#title)",
+        "[repeat](docs/OTHER.md#a-section-1) ![picture](picture.png) [here](#title) "
+        "[code in a heading](docs/OTHER.md#with-code1-in-it)",
         "[site](https://example.com/nowhere.md) [mail](mailto:someone@example.com)",
         "[missing file](docs/MISSING.md)",
         "[missing anchor](docs/OTHER.md#no-such-section)",
