@@ -5,6 +5,7 @@ import atexit
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import shutil
 import sys
@@ -115,3 +116,14 @@ def full_disk(monkeypatch) -> None:
     """The file system reports 0 bytes free (t2t_lite/disk_space.py reads it so)."""
     monkeypatch.setattr(shutil, "disk_usage",
                         lambda path: shutil._ntuple_diskusage(1 << 30, 1 << 30, 0))
+
+
+class Said(logging.Handler):
+    """Every message logged while it is attached (at INFO and above)."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())

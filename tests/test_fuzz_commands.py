@@ -50,7 +50,7 @@ import tensorflow as tf
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from cli_helpers import COMMON, USR_DIR, digest_tree, train_tiny, with_flags
+from cli_helpers import COMMON, USR_DIR, Said, digest_tree, train_tiny, with_flags
 from fuzz_cases import (CHECKPOINTS, COMMANDS, DATA_MOVES, DECODE_KEYS, DECODE_VALUES,
                         FOLDERS, HPARAM_KEYS, HPARAM_VALUES, INPUTS, LINK_FOLDERS,
                         LINK_OUTPUTS, MOVE_CWDS, MOVES, OUTPUTS, RESUME_HPARAMS, RUN_ARGS,
@@ -416,17 +416,6 @@ MADE = {"t2t-decoder": "out/decoded.txt", "t2t-avg-all": "out/avg/checkpoint",
 EXPORTED = {"saved_model": "out/export/saved_model.pb", "ctranslate2": "out/export/model.bin"}
 # Mostly CTranslate2's (0.3 s; a SavedModel takes 5 s to trace): both read the run alike.
 EXPORT_FORMATS = ["ctranslate2", "ctranslate2", "ctranslate2", "saved_model"]
-
-
-class Said(logging.Handler):
-    """The messages logged while a command runs (at INFO and above)."""
-
-    def __init__(self):
-        super().__init__(logging.INFO)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
 
 
 def check_moved_run(template: str, run_move: str, data_move: str, relative: bool, cwd: str,

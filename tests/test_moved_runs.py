@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from cli_helpers import COMMON, USR_DIR
+from cli_helpers import COMMON, USR_DIR, Said
 from t2t_lite.bin import t2t_datagen, t2t_decoder, t2t_trainer
 from t2t_lite.data import tfrecords
 
@@ -39,17 +39,6 @@ def trained_elsewhere(tmp_path_factory):
     template = root / "template"
     os.rename(origin, template)
     return template
-
-
-class Said(logging.Handler):
-    """Every message logged while it is attached (at INFO and above)."""
-
-    def __init__(self):
-        super().__init__(logging.INFO)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
 
 
 def resume(argv: list[str]) -> tuple[int, list[str]]:
