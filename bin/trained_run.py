@@ -129,6 +129,8 @@ def open_run(args: argparse.Namespace, command: str,
     args.output_dir = paths.input_folder("--output_dir", args.output_dir)
     if declare:
         declare(paths)
+    if getattr(args, "data_dir", None):  # its path checked (a literal ~) before it is read
+        paths.input_folder("--data_dir", args.data_dir)
     experiment = experiment_lib.resolve(args.problem, args.model, args.hparams_set,
                                         args.hparams, args.data_dir, args.output_dir,
                                         must_exist=True, usr_dir=getattr(args, "t2t_usr_dir", ""))

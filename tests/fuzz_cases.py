@@ -13,6 +13,7 @@ from typing import Callable
 from cli_helpers import COMMON, USR_DIR
 from t2t_lite.bin import (t2t_attention, t2t_avg_all, t2t_bleu, t2t_datagen, t2t_decoder,
                           t2t_exporter, t2t_parse_eval, t2t_trainer)
+from t2t_lite.decoding.file_decoding import RECORD_SUFFIX, Shard
 
 RUN_ARGS = [f"--t2t_usr_dir={USR_DIR}", "--output_dir={run}"]
 
@@ -30,12 +31,13 @@ HPARAM_KEYS = ["hidden_size", "num_heads", "filter_size", "num_hidden_layers",
                "gradient_accumulation_steps", "length_bucket_step", "self_attention_type",
                "max_relative_position", "position_embedding", "learning_rate_schedule",
                "nope"]
-DECODE_KEYS = ["beam_size", "alpha", "extra_length", "batch_size", "return_beams",
+DECODE_KEYS = ["beam_size", "alpha", "extra_length", "batch_size", "batch_type",
+               "read_window_lines", "return_beams",
                "write_beam_scores", "max_input_length", "length_bucket", "stop_rule", "beams",
                "sampling_method", "sampling_temp", "sampling_keep_top_k",
                "sampling_keep_top_p", "num_samples", "sampling_seed"]
 DECODE_VALUES = ["0", "-1", "1", "2", "1.5", "nan", "inf", "-inf", "1e999", "", "true",
-                 "beam_finished", "random", "argmax", "0.5",
+                 "beam_finished", "random", "argmax", "0.5", "tokens", "sentences",
                  "abc"]
 # Paths (relative to the draw's workspace; "" stays empty).
 INPUTS = ["files/in.txt", "files/absent.txt", "files/a_dir", "files/empty.txt",
@@ -126,9 +128,14 @@ def decoder_outputs(drawn: dict[str, str]) -> list[str]:
         source = drawn.get("--score_file") or drawn.get("--decode_from_file", "files/in.txt")
         suffix = ".scores" if "--score_file" in drawn else ".decoded"
         target = source + suffix if source.startswith("files/") else ""
-    return [target] if target in ("files/new_out.txt", "user_folder/x.txt",
-                                  "files/prev.decoded", "files/in.txt.decoded",
-                                  "files/pairs.tsv.scores", "files/gone.txt") else []
+    if target not in ("files/new_out.txt", "user_folder/x.txt", "files/prev.decoded",
+                      "files/in.txt.decoded", "files/pairs.tsv.scores", "files/gone.txt"):
+        return []
+    shards, worker = drawn.get("--decode_shards", "1"), drawn.get("--worker_id", "0")
+    if shards.isdigit() and worker.isdigit() and int(shards) > int(worker) and int(shards) > 1:
+        part = Shard(int(worker), int(shards)).part_path(target)  # and its record
+        return [target, part, part + RECORD_SUFFIX]
+    return [target]
 
 
 def trainer_outputs(drawn: dict[str, str]) -> list[str]:
@@ -167,7 +174,8 @@ COMMANDS = [
         "--output_dir": FOLDERS, "--decode_from_file": INPUTS, "--decode_to_file": OUTPUTS,
         "--decode_reference": INPUTS, "--decode_hparams": ["decode"],
         "--checkpoint_path": CHECKPOINTS, "--score_file": INPUTS, "--hparams": ["hparams"],
-        "--ensemble": FOLDERS, "--decode_shards": INTS, "--problem": PROBLEMS,
+        "--ensemble": FOLDERS, "--decode_shards": INTS, "--worker_id": INTS,
+        "--problem": PROBLEMS,
         "--model": MODELS, "--hparams_set": SETS, "--data_dir": FOLDERS},
         RUN_ARGS + ["--decode_from_file={files/in.txt}", "--decode_to_file={files/new_out.txt}"],
         decoder_outputs, 30),

@@ -3,7 +3,7 @@
 ``untrue(line, argv, cwd)`` lists the claims of a command's one-line error that are
 false: a ``--flag`` that neither the command nor a command the line names has
 (nor the user typed: an unknown flag is echoed); an
-absolute path that does not exist, is not one the user gave (or a name made
+absolute path that does not exist (nor as a checkpoint's prefix), is not one the user gave (or a name made
 from one: ``OUT.shard-1-of-2``, ``FROM_FILE.decoded``) and is not said to be
 missing ("... which is not there now"); a bare ``True`` / ``False``
 where the line would mean a count or a name (``--flag=True`` echoes a value, and
@@ -12,6 +12,7 @@ passes). Used on every row of the bad-input table and every fuzzer draw that fai
 from __future__ import annotations
 
 import functools
+import glob
 import importlib
 import os
 import re
@@ -57,8 +58,8 @@ def untrue(line: str, argv: list[str], cwd: str | None = None) -> list[str]:
     given = _given_paths(argv, cwd)
     for found in _PATH.finditer(line):
         path = found.group(1).rstrip(".")
-        if os.path.lexists(path) or any(path.startswith(g) or g.startswith(path)
-                                        for g in given):
+        if (os.path.lexists(path) or glob.glob(glob.escape(path) + ".*")  # a checkpoint's
+                or any(path.startswith(g) or g.startswith(path) for g in given)):
             continue
         around = line[max(0, found.start() - 40):found.end() + 80]
         if _SAID_MISSING.search(around):  # the line says it is not there: true
@@ -78,7 +79,8 @@ def _given_paths(argv: list[str], cwd: str | None) -> list[str]:
             part = part.split("=", 1)[-1]  # --data_options=train=PATH
             if not part:
                 continue
-            absolute = os.path.join(cwd or os.getcwd(), os.path.expanduser(part))
-            # As joined (a "up/../x" the line may show), as normalised, as resolved.
-            found += [absolute, os.path.normpath(absolute), os.path.realpath(absolute)]
+            for written in {part, os.path.expanduser(part)}:  # a literal ~ too
+                absolute = os.path.join(cwd or os.getcwd(), written)
+                # As joined (a "up/../x" the line may show), as normalised, as resolved.
+                found += [absolute, os.path.normpath(absolute), os.path.realpath(absolute)]
     return [path for path in found if path != "/"]

@@ -59,6 +59,7 @@ from fuzz_cases import (CHECKPOINTS, COMMANDS, DATA_MOVES, DECODE_KEYS, DECODE_V
 from message_truth import untrue
 from t2t_lite.bin import (t2t_attention, t2t_avg_all, t2t_datagen, t2t_decoder,
                           t2t_exporter, t2t_trainer)
+from t2t_lite.decoding.file_decoding import RECORD_SUFFIX, Shard
 from t2t_lite.output_manifest import MANIFEST
 
 
@@ -224,6 +225,10 @@ def complete(command: Command, root: str, drawn: dict[str, str], argv: list[str]
     flags = dict(arg.split("=", 1) for arg in argv if "=" in arg)
     if command.name == "t2t-decoder" and "--decode_from_file" in flags:
         output = flags.get("--decode_to_file") or flags["--decode_from_file"] + ".decoded"
+        shards, worker = flags.get("--decode_shards", "1"), flags.get("--worker_id", "0")
+        if shards != "1":  # a part (exit 0: the flags were good), with its record
+            part = Shard(int(worker), int(shards)).part_path(os.path.join(root, output))
+            return "" if os.path.isfile(part + RECORD_SUFFIX) else f"no part {part}"
         with open(flags["--decode_from_file"], "rb") as f:
             wanted = len(f.read().decode("utf-8-sig").splitlines())
         if not os.path.isfile(os.path.join(root, output)):  # a relative path: the draw's
