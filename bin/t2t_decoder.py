@@ -129,12 +129,13 @@ def decode(argv: Sequence[str] | None) -> int:
     if args.decode_shards > 1 and not args.merge_shards:
         target = file_decoding.Shard(args.worker_id, args.decode_shards).part_path(target)
     flag = "--decode_to_file" if args.decode_to_file else f"--decode_to_file (default {default})"
+    lines = _input_lines(source)  # counted once, for the interrupt's line and the disk
     with run.paths.output_file(flag, target) as output_path, \
             common.writing(f"while {'scoring' if args.score_file else 'decoding'} {source}",
                            flag.split(" ")[0], output_path,
-                           _what_is_kept(args, settings, output_path)):
+                           _what_is_kept(args, settings, output_path, lines)):
         disk_space.require_free(flag.split(" ")[0], output_path,
-                                _least_output_size(source, settings), "the output")
+                                _least_output_size(source, lines, settings), "the output")
         if args.score_file:
             model, _ = run.restored_model(args.checkpoint_path)
             decoding = run.decoding(model, settings)  # its codecs and input rules
@@ -231,14 +232,14 @@ def _identity(experiment: Any, checkpoints: list[str]) -> dict[str, Any]:
             "vocabulary": experiment.data_identity()}
 
 
-def _what_is_kept(args: argparse.Namespace, settings: "DecodeSettings",
-                  output_path: str) -> str:
-    """What an interrupted decode leaves ("" for common.writing's default: nothing)."""
+def _what_is_kept(args: argparse.Namespace, settings: "DecodeSettings", output_path: str,
+                  lines: int | None) -> str:
+    """What an interrupted decode of an input of ``lines`` (``_input_lines``) leaves
+    ("" for common.writing's default: nothing)."""
     from t2t_lite.decoding import file_decoding
 
     if args.score_file or args.merge_shards:
         return ""
-    lines = _input_lines(args.decode_from_file)
     shard = file_decoding.Shard(args.worker_id, args.decode_shards)
     if lines is not None and not file_decoding.keeps_windows(lines, settings, shard):
         return ""
@@ -261,10 +262,10 @@ def _input_lines(source: str) -> int | None:
         return None
 
 
-def _least_output_size(source: str, settings: "DecodeSettings") -> int:
-    """Bytes an output of ``source`` takes at least: a line (a newline at least) for
-    each hypothesis written of each line (a .gz source is not counted)."""
-    lines = _input_lines(source) if not source.endswith(".gz") else 0
+def _least_output_size(source: str, lines: int | None, settings: "DecodeSettings") -> int:
+    """Bytes an output of ``source`` (of ``lines``) takes at least: a line (a newline at
+    least) for each hypothesis written of each line (a .gz source is not counted)."""
+    lines = 0 if source.endswith(".gz") else lines
     return (lines or 0) * (settings.beam_size if settings.return_beams else 1) * settings.num_samples
 
 
