@@ -49,6 +49,14 @@ def two_cpu_strategy() -> tf.distribute.MirroredStrategy:
 
 
 @pytest.fixture(scope="session")
+def fuzz_template(tmp_path_factory) -> str:
+    """The workspace every fuzzer draw copies (tests/fuzz_runner.py), built once a
+    session for both fuzzer modules."""
+    from fuzz_runner import build_workspace
+    return build_workspace(tmp_path_factory.mktemp("fuzz_template"))
+
+
+@pytest.fixture(scope="session")
 def reverse_data(tmp_path_factory) -> str:
     """toys.SmallReverse's data dir, generated once a session (tests only read it)."""
     return toys.generated_data(toys.SmallReverse(), str(tmp_path_factory.mktemp("reverse")))
