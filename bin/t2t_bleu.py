@@ -2,9 +2,10 @@
 
     t2t-bleu --translation=newstest2014.de.decoded --reference=newstest2014.de
 
-prints cased sacreBLEU with its signature, lowercased sacreBLEU, and the
+prints cased sacreBLEU with its signature, lowercased sacreBLEU, the
 paper's tokenized BLEU (Moses tokens, compounds split, multi-bleu), cased and
-lowercased (the Multi30k literature's number). With
+lowercased (the Multi30k literature's number), then sacreBLEU's chrF2 and TER
+(lower is better), each with its signature. With
 --source=newstest2014.en it also prints BLEU by source sentence length.
 Text a reader cannot tell apart scores the same (t2t_lite.metrics.lookalike):
 invisible format characters, odd spaces, decomposed letters and ligatures are
@@ -23,7 +24,7 @@ from t2t_lite import output_paths
 from t2t_lite.bin import common
 
 from t2t_lite.data.text_files import read_utf8_lines
-from t2t_lite.metrics import bleu, lookalike
+from t2t_lite.metrics import bleu, chrf_ter, lookalike
 
 
 def parser() -> argparse.ArgumentParser:
@@ -75,6 +76,8 @@ def score(argv: Sequence[str] | None) -> int:
     language = target_language(args.reference, args.language)
     hyps, refs = bleu.read_translation_and_reference(args.translation, args.reference)
     print("\n".join(bleu.bleu_report(hyps, refs, language).lines()))
+    print(chrf_ter.chrf(hyps, refs).line())
+    print(chrf_ter.ter(hyps, refs).line())
     if args.source:
         try:
             bounds = [int(b) for b in args.length_buckets.split(",")]

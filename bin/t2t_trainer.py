@@ -42,8 +42,9 @@ def parser() -> argparse.ArgumentParser:
                    help="keep the checkpoint of the best dev evaluation by this metric in "
                         "OUTPUT_DIR/best (a run folder for t2t-decoder, t2t-exporter, "
                         "t2t-avg-all; OUTPUT_DIR/best.json says why it won): loss (the dev "
-                        "loss, every --eval_every_steps) or the problem's decode metric "
-                        "(bleu, evalb, sequence_accuracy: every --decode_eval_every_steps)")
+                        "loss, every --eval_every_steps) or a decode metric: the problem's "
+                        "own (bleu, evalb, sequence_accuracy) or a score of any text (bleu, "
+                        "chrf; ter, where lower is better), every --decode_eval_every_steps")
     p.add_argument("--patience", type=common.at_least(0), default=0,
                    help="stop after this many evaluations of --best_checkpoint_metric "
                         "without improvement; 0 = never")
@@ -129,15 +130,17 @@ def keeps_best(args: argparse.Namespace) -> bool:
 def keep_best_options(args: argparse.Namespace, problem: Any) -> Any:
     """The trainer's ``KeepBestOptions`` from the flags (None: no best kept), refused
     in one line where the metric is not measured."""
+    from t2t_lite.metrics.scoring import TEXT_METRICS, lower_is_better
     from t2t_lite.training.best_checkpoint import LOSS, KeepBestOptions
 
     if not keeps_best(args) or args.schedule == "evaluate":
         return None
     metric = LOSS if args.best_checkpoint_metric is None else args.best_checkpoint_metric
     flag = f"--best_checkpoint_metric={metric}"
-    if metric not in (LOSS, problem.eval_metric):
-        raise ValueError(f"{flag}: choose {LOSS} (the dev loss) or {problem.eval_metric} (the "
-                         f"decode metric of {problem.name})")
+    if metric not in (LOSS, problem.eval_metric, *TEXT_METRICS):
+        others = ", ".join(name for name in TEXT_METRICS if name != problem.eval_metric)
+        raise ValueError(f"{flag}: choose {LOSS} (the dev loss), {problem.eval_metric} (the "
+                         f"decode metric of {problem.name}) or a score of any text: {others}")
     if metric == LOSS and args.schedule == "train":
         raise ValueError(f"{flag} needs the dev evaluations of --schedule=train_and_evaluate; "
                          "--schedule=train makes none")
@@ -151,7 +154,8 @@ def keep_best_options(args: argparse.Namespace, problem: Any) -> Any:
         raise ValueError("--patience and --eval_early_stopping_steps are two patiences for one "
                          "metric: give one")
     return KeepBestOptions(metric, args.patience, args.eval_early_stopping_steps,
-                           args.min_improvement)
+                           args.min_improvement,
+                           lower_is_better=metric != LOSS and lower_is_better(metric))
 
 
 # Decode hparams of file decoding that the dev score has no use for.
@@ -245,9 +249,11 @@ def train(argv: Sequence[str] | None) -> int:
         settings = decode_settings(args.decode_eval_hparams, experiment.problem,
                                    experiment.hparams, source="--decode_eval_hparams",
                                    unused=DEV_DECODE_UNUSED)
+        from t2t_lite.training.best_checkpoint import LOSS
+        ranked_by = keep_best.metric if keep_best and keep_best.metric != LOSS else None
         dev_scorer = DevDecodeScorer(experiment.problem, experiment.data_dir, settings,
-                                     num_examples=args.decode_eval_examples)
-        if keep_best and keep_best.metric == experiment.problem.eval_metric:
+                                     num_examples=args.decode_eval_examples, metric=ranked_by)
+        if ranked_by:
             dev_scorer.check_figure()
     trainer = Trainer(experiment, options, make_strategy(), dev_scorer)
     if args.schedule == "evaluate":

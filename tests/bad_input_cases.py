@@ -228,8 +228,9 @@ CASES = [
          "2 of the 2 parts are not decoded yet"),
     # The best checkpoint (issue 58).
     Case("best checkpoint metric the problem is not scored by", t2t_trainer.main,
-         lambda ws: train_args(ws, "--best_checkpoint_metric=bleu"),
-         "--best_checkpoint_metric=bleu: choose loss (the dev loss) or sequence_accuracy"),
+         lambda ws: train_args(ws, "--best_checkpoint_metric=evalb"),
+         "--best_checkpoint_metric=evalb: choose loss (the dev loss), sequence_accuracy (the "
+         "decode metric of tiny_reverse_binary) or a score of any text: bleu, chrf, ter"),
     Case("best checkpoint by a decode metric without decodes", t2t_trainer.main,
          lambda ws: train_args(ws, "--best_checkpoint_metric=sequence_accuracy"),
          "is measured by decoding the dev sample: give --decode_eval_every_steps=N"),

@@ -127,11 +127,11 @@ def _write(path, lines):
     return str(path)
 
 
-def test_cli_prints_all_four_scores(tmp_path, capsys):
+def test_cli_prints_all_four_bleu_scores_then_chrf_and_ter(tmp_path, capsys):
     hyp, ref = _write(tmp_path / "hyp.txt", HYPS), _write(tmp_path / "ref.de", REFS)
     assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 4
+    assert len(out) == 6 and out[4].startswith("chrF2:") and out[5].startswith("TER")
     assert "cased" in out[0] and "tok:13a" in out[0]
     assert "lowercased" in out[1] and "case:lc" in out[1]
     assert "tokenized" in out[2] and "Moses -l de tokens" in out[2]
@@ -169,8 +169,9 @@ def test_cli_without_a_language_prints_sacrebleu_and_asks_for_it(tmp_path, capsy
     hyp, ref = _write(tmp_path / "hyp.txt", HYPS), _write(tmp_path / "ref.txt", REFS)
     assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 3 and out[0].startswith("sacreBLEU (cased)")
+    assert len(out) == 5 and out[0].startswith("sacreBLEU (cased)")
     assert "tokenized BLEU: not computed" in out[2] and "--language" in out[2]
+    assert out[3].startswith("chrF2:")  # chrF and TER need no language
 
 
 def test_cli_refuses_a_language_the_reference_name_contradicts(tmp_path, capsys):
@@ -212,7 +213,7 @@ def test_bleu_by_source_length_scores_each_bucket_alone(tmp_path, capsys):
                      (("src", sources), ("hyp", hyps), ("ref.en", refs)))
     assert t2t_bleu.main([f"--translation={hyp}", f"--reference={ref}", f"--source={src}",
                           "--length_buckets=3,20"]) == 0
-    assert capsys.readouterr().out.splitlines()[4:] == [b.line() for b in buckets]
+    assert capsys.readouterr().out.splitlines()[6:] == [b.line() for b in buckets]
     with pytest.raises(bleu.BleuInputError, match="increasing positive integers"):
         bleu.bleu_by_source_length(sources, hyps, refs, [20, 3])
     with pytest.raises(bleu.BleuInputError, match="4 source lines but 5 translations"):

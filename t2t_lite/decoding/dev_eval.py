@@ -4,7 +4,8 @@ Teacher-forced loss and accuracy say little about what beam search will
 produce; this decodes the first examples of a split with the same code as
 ``t2t-decoder`` (``build_decoding`` and ``decode_lines``: the problem's decode
 settings, constraint, input rules, XLA as the run says, and postprocessing) and
-scores them with the problem's metric (``Problem.eval_metric``). Sources and
+scores them with the problem's metric (``Problem.eval_metric``), and first by the
+metric that ranks the run's checkpoints when that is another (chrF, TER). Sources and
 references are rebuilt from the split's TFRecords, so no raw files are needed:
 the reference of an example is its target text after the same postprocessing
 as a decoded line.
@@ -23,11 +24,13 @@ from t2t_lite.metrics.scoring import headline_figure, score_decodes
 
 
 class DevDecodeScorer:
-    """``scorer(model)`` decodes ``num_examples`` of ``split`` and returns the score lines."""
+    """``scorer(model)`` decodes ``num_examples`` of ``split`` and returns the score lines:
+    ``metric``'s (default: the problem's own) first, then the problem's own."""
 
     def __init__(self, problem: Problem, data_dir: str, settings: DecodeSettings,
-                 split: str = "dev", num_examples: int = 100):
+                 split: str = "dev", num_examples: int = 100, metric: str | None = None):
         self.problem = problem
+        self.metric = metric or problem.eval_metric
         self.data_dir = data_dir
         self.split = split
         # One hypothesis a line, alone, to score.
@@ -53,13 +56,16 @@ class DevDecodeScorer:
         if model is not self._model:  # the search is traced once per model
             self._decoding = build_decoding(model, self.problem, self.data_dir, self.settings)
             self._model = model
-        outputs = decode_lines(self.sources, self._decoding)
-        return score_decodes(self.problem, outputs, self.references,
-                             references_name=f"the {self.split} references")
+        return self.report(decode_lines(self.sources, self._decoding))
 
-    @property
-    def metric(self) -> str:
-        return self.problem.eval_metric
+    def report(self, outputs: list[str]) -> list[str]:
+        """The score lines of ``outputs`` (line-aligned with the sample): ``metric``'s,
+        then the problem's own when that is another."""
+        metrics = dict.fromkeys([self.metric, self.problem.eval_metric])  # in order, once
+        return [line for metric in metrics
+                for line in score_decodes(self.problem, outputs, self.references,
+                                          references_name=f"the {self.split} references",
+                                          metric=metric)]
 
     def figure(self, report: list[str]) -> float:
         """The headline figure of a report of ``__call__`` (what the best is chosen by)."""
@@ -68,4 +74,4 @@ class DevDecodeScorer:
     def check_figure(self) -> None:
         """Refuses a metric whose report has no headline figure, before any training:
         the references scored against themselves must give one."""
-        self.figure(score_decodes(self.problem, self.references, self.references))
+        self.figure(self.report(self.references))

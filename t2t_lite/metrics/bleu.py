@@ -98,7 +98,7 @@ def paper_tokenize(line: str, language: str = "de") -> str:
 
 # --- scores ---------------------------------------------------------------------
 
-def _check_parallel(hyps: Sequence[str], refs: Sequence[str]) -> None:
+def check_parallel(hyps: Sequence[str], refs: Sequence[str]) -> None:
     if len(hyps) != len(refs):
         raise BleuInputError(f"{len(hyps)} translations but {len(refs)} references: "
                              "give exactly one reference line per translation line")
@@ -106,7 +106,7 @@ def _check_parallel(hyps: Sequence[str], refs: Sequence[str]) -> None:
         raise BleuInputError("no lines to score: translations and references are empty")
 
 
-def _scored(lines: Sequence[str], name: str) -> list[str]:
+def scored(lines: Sequence[str], name: str) -> list[str]:
     """``lines`` as every scorer scores them (``lookalike.normalised_lines``: NFC,
     invisible format characters removed, ...); silent and idempotent, so text that a
     command already normalised (and warned about) is unchanged."""
@@ -116,9 +116,9 @@ def _scored(lines: Sequence[str], name: str) -> list[str]:
 def sacre_bleu(hyps: Sequence[str], refs: Sequence[str],
                lowercase: bool = False) -> tuple[float, str]:
     """Corpus sacreBLEU (13a tokenizer, detokenized input) -> (score, signature); both
-    sides as ``t2t_lite.metrics.lookalike`` scores them (``_scored``)."""
-    _check_parallel(hyps, refs)
-    hyps, refs = _scored(hyps, "translations"), _scored(refs, "references")
+    sides as ``t2t_lite.metrics.lookalike`` scores them (``scored``)."""
+    check_parallel(hyps, refs)
+    hyps, refs = scored(hyps, "translations"), scored(refs, "references")
     metric = BLEU(lowercase=lowercase)
     score = metric.corpus_score(list(hyps), [list(refs)]).score
     return score, str(metric.get_signature())
@@ -131,9 +131,9 @@ def tokenized_bleu(hyps: Sequence[str], refs: Sequence[str], language: str = "de
     ``lowercase=True`` is ``multi-bleu.perl -lc``, the number the Multi30k
     literature reports (e.g. fairseq's on tokenized lowercased text).
     """
-    _check_parallel(hyps, refs)
-    return _multi_bleu(*_paper_tokenized(_scored(hyps, "translations"),
-                                         _scored(refs, "references"), language), lowercase)
+    check_parallel(hyps, refs)
+    return _multi_bleu(*_paper_tokenized(scored(hyps, "translations"),
+                                         scored(refs, "references"), language), lowercase)
 
 
 def _paper_tokenized(hyps: Sequence[str], refs: Sequence[str],
@@ -176,8 +176,8 @@ def bleu_report(hyps: Sequence[str], refs: Sequence[str],
                 language: str | None = "de") -> BleuReport:
     """Cased and lowercased sacreBLEU plus the paper's tokenized BLEU, cased and
     lowercased, in ``language`` (None: sacreBLEU only)."""
-    _check_parallel(hyps, refs)
-    hyps, refs = _scored(hyps, "translations"), _scored(refs, "references")
+    check_parallel(hyps, refs)
+    hyps, refs = scored(hyps, "translations"), scored(refs, "references")
     cased, cased_sig = sacre_bleu(hyps, refs)
     lower, lower_sig = sacre_bleu(hyps, refs, lowercase=True)
     if language is None:
@@ -208,7 +208,7 @@ def bleu_by_source_length(sources: Sequence[str], hyps: Sequence[str], refs: Seq
     ``upper_bounds`` (increasing) split lengths into 1..b0, b0+1..b1, ...,
     and a last bucket above the last bound. Empty buckets are left out.
     """
-    _check_parallel(hyps, refs)
+    check_parallel(hyps, refs)
     if len(sources) != len(hyps):
         raise BleuInputError(f"{len(sources)} source lines but {len(hyps)} translations: "
                              "the source must be line-aligned with the translation")

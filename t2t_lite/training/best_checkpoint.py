@@ -15,9 +15,9 @@ Two things in the run's output dir, written by the chief only:
   (``.best.partial``) and swapped in, so a kill leaves the previous best whole.
 
 An evaluation improves when it beats the best by more than ``min_improvement``
-(higher for a decode metric, lower for the loss): a tie keeps the first best, and a
-NaN (or infinite) value never improves; it counts as an evaluation without
-improvement. The trainer saves the run's checkpoint of an improving step first,
+(higher for a decode metric unless it says otherwise, as TER does; lower for the
+loss): a tie keeps the first best, and a NaN (or infinite) value never improves; it
+counts as an evaluation without improvement. The trainer saves the run's checkpoint of an improving step first,
 then writes ``best.json``, then ``best/``. So a resumed run (from its latest
 checkpoint, at or after the best's step) forgets only evaluations made after that
 checkpoint, which it makes again, and it rebuilds ``best/`` from the run's
@@ -51,14 +51,15 @@ class BestCheckpointError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class KeepBestOptions:
     """Which dev metric decides the best checkpoint, and when to stop."""
-    metric: str                  # LOSS or the problem's decode metric (bleu, evalb, ...)
+    metric: str                  # LOSS or a decode metric (bleu, chrf, ter, evalb, ...)
     patience: int = 0            # evaluations without improvement before stopping; 0: never
     patience_steps: int = 0      # or steps since the best (eval_early_stopping_steps); 0: off
     min_improvement: float = 0.0  # an improvement is by more than this
+    lower_is_better: bool = False  # a decode metric that improves going down (TER)
 
     @property
     def maximize(self) -> bool:
-        return self.metric != LOSS
+        return self.metric != LOSS and not self.lower_is_better
 
 
 @dataclasses.dataclass(frozen=True)
