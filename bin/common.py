@@ -252,6 +252,14 @@ def add_data_options_flag(parser: argparse.ArgumentParser) -> None:
              "recorded in --data_dir for every later command (README: 'Your own data')")
 
 
+def add_raw_weights_flag(parser: argparse.ArgumentParser) -> None:
+    """--raw_weights, for the commands that read a trained run's weights."""
+    parser.add_argument("--raw_weights", action="store_true",
+                        help="read the weights as trained, not their moving averages (which "
+                             "a run with moving_average_decay > 0 keeps, and which are read "
+                             "by default)")
+
+
 def add_usr_dir_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--t2t_usr_dir", default="",
                         help="a Python package of your own problems/models/hparams to import")

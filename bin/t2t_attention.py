@@ -27,6 +27,7 @@ DRAWING_UNUSED = {"batch_size": "one sentence is decoded",
 def parser() -> argparse.ArgumentParser:
     p = common.CommandParser(prog="t2t-attention", description=__doc__)
     common.add_registry_flags(p, required=False)
+    common.add_raw_weights_flag(p)
     p.add_argument("--checkpoint_path", help="a checkpoint prefix (default: the latest)")
     p.add_argument("--input", required=True, help="the source sentence")
     p.add_argument("--target", default="",

@@ -29,6 +29,7 @@ PROMPT = "> "  # before each line --decode_interactive reads from a terminal
 def parser() -> argparse.ArgumentParser:
     p = common.CommandParser(prog="t2t-decoder", description=__doc__)
     common.add_registry_flags(p, required=False)
+    common.add_raw_weights_flag(p)
     p.add_argument("--checkpoint_path", help="a checkpoint prefix (default: the latest)")
     p.add_argument("--ensemble", default="",
                    help="other t2t-trainer output dirs (comma-separated) of the same problem "
@@ -279,7 +280,8 @@ def _decoding(args: argparse.Namespace, run: trained_run.OpenedRun,
     members = []
     for other_dir in filter(None, args.ensemble.split(",")):
         member, member_checkpoint = trained_run.restored_model(
-            trained_run.ensemble_member(run.experiment, other_dir))
+            trained_run.ensemble_member(run.experiment, other_dir),
+            raw_weights=run.raw_weights)
         identity = trained_run.checkpoint_identity(member_checkpoint)
         if identity in checkpoints:
             # Its distribution averaged with itself is itself: "an ensemble" in name only.

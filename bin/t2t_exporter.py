@@ -26,6 +26,7 @@ from t2t_lite.bin import common, trained_run
 def parser() -> argparse.ArgumentParser:
     p = common.CommandParser(prog="t2t-exporter", description=__doc__)
     common.add_registry_flags(p, required=False)
+    common.add_raw_weights_flag(p)
     p.add_argument("--checkpoint_path", help="a checkpoint prefix (default: the latest)")
     p.add_argument("--export_dir", required=True,
                    help="a new folder for the SavedModel (TF Serving: MODEL_BASE/VERSION)")

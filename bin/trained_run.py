@@ -31,16 +31,18 @@ def start(args: argparse.Namespace) -> bool:
 
 
 def restored_model(experiment: "Experiment", checkpoint_path: str | None = None,
-                   trained_weights: bool = False) -> tuple[Any, str]:
+                   trained_weights: bool = False, raw_weights: bool = False
+                   ) -> tuple[Any, str]:
     """``experiment``'s inference model (``Experiment.inference_model``) with the
     weights of ``checkpoint_path`` (default: its output dir's latest
     checkpoint), and the checkpoint's path. ``trained_weights``: the model as
-    trained instead (float32 weights under a mixed dtype)."""
+    trained instead (float32 weights under a mixed dtype). The weights' moving
+    averages are read in their place where the run kept them, unless ``raw_weights``."""
     from t2t_lite.training.checkpoints import restore_model
 
     model = experiment.build_model()
     path = restore_model(model, experiment.output_dir, checkpoint_path,
-                         experiment.data_identity())
+                         experiment.data_identity(), averaged=not raw_weights)
     return (model if trained_weights else experiment.inference_model(model)), path
 
 
@@ -79,11 +81,13 @@ class OpenedRun:
     """A command's resolved run and the paths it has declared so far."""
     experiment: "Experiment"
     paths: "Paths"
+    raw_weights: bool = False  # --raw_weights: the trained weights, not their averages
 
     def restored_model(self, checkpoint_path: str | None = None,
                        trained_weights: bool = False) -> tuple[Any, str]:
         """``restored_model`` of the run's experiment."""
-        return restored_model(self.experiment, checkpoint_path, trained_weights)
+        return restored_model(self.experiment, checkpoint_path, trained_weights,
+                              self.raw_weights)
 
     def decode_settings(self, overrides: str, source: str = "--decode_hparams",
                         unused: Mapping[str, str] | None = None) -> "DecodeSettings":
@@ -136,7 +140,7 @@ def open_run(args: argparse.Namespace, command: str,
                                         must_exist=True, usr_dir=getattr(args, "t2t_usr_dir", ""))
     experiment.data_dir = paths.input_folder("--data_dir", experiment.data_dir)
     _refuse_unread_overrides(experiment, command, reads)
-    return OpenedRun(experiment, paths)
+    return OpenedRun(experiment, paths, getattr(args, "raw_weights", False))
 
 
 def _refuse_unread_overrides(experiment: "Experiment", command: str,

@@ -33,6 +33,10 @@ data            word_dropout (alpha of Kiperwasser & Goldberg's word dropout: a
                 vocabulary only, others refuse it; see t2t_lite/data/word_dropout.py)
 faults          skip_nonfinite_steps (a step whose loss or gradient is NaN or Inf is
                 skipped, the weights untouched, instead of stopping the run)
+averaging       moving_average_decay (an exponential moving average of the weights,
+                kept in the checkpoints, which dev evaluation, keep-best, the decoder
+                and the exports read in their place; 0 = off; e.g. 0.9999 as
+                OpenNMT-tf: t2t_lite/training/moving_average.py)
 speed           dtype ("float32"; "mixed_bfloat16" or "mixed_float16": Keras
                 mixed precision, float32 variables, softmax, layer norm and
                 loss; see t2t_lite/precision.py), xla (compile the training
@@ -103,6 +107,7 @@ def basic_params() -> HParams:
         weight_decay=at_least(0, 0.0),
         clip_grad_norm=at_least(0, 0.0),
         skip_nonfinite_steps=False,
+        moving_average_decay=fraction(0.0),
         learning_rate=positive(1.0),
         learning_rate_schedule=schedule_range(),
         learning_rate_constant=positive(1.0),

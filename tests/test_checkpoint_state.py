@@ -273,12 +273,12 @@ def test_a_checkpoint_the_trainer_rotates_away_while_the_decoder_reads_it(
     data_dir, output_dir = run
     reading = checkpoints.load_weights
 
-    def rotated_first(model, path):  # the trainer saved step 6 and removed this one
+    def rotated_first(model, path, averaged):  # the trainer saved step 6 and removed this one
         monkeypatch.setattr(checkpoints, "load_weights", reading)
         remove(path)
         if path.endswith("ckpt-4"):
             checkpoint_state.write_index(output_dir, [f"{output_dir}/ckpt-2"])
-        reading(model, path)
+        reading(model, path, averaged)
 
     monkeypatch.setattr(checkpoints, "load_weights", rotated_first)
     with caplog.at_level(logging.WARNING):

@@ -36,6 +36,7 @@ import tensorflow as tf
 
 from t2t_lite.experiment import HPARAMS_FILE, load_record
 from t2t_lite.progress import progress
+from t2t_lite.training.moving_average import names_hold_average
 from t2t_lite.training.checkpoint_state import (DATA_KEYS, READ_ERRORS, CheckpointStateError,
                                                 check_architecture, checkpoint_step,
                                                 checkpoint_to_read, checkpoints_on_disk,
@@ -100,7 +101,15 @@ def average_checkpoints(checkpoint_paths: Sequence[str], output_path: str) -> No
     dtypes = newest.get_variable_to_dtype_map()
     shapes = newest.get_variable_to_shape_map()
     for path, reader in zip(checkpoint_paths, readers):
-        if reader.get_variable_to_shape_map() != shapes:
+        theirs = reader.get_variable_to_shape_map()
+        if names_hold_average(theirs) != names_hold_average(shapes):
+            with_average, without = ((checkpoint_paths[-1], path) if names_hold_average(shapes)
+                                     else (path, checkpoint_paths[-1]))
+            raise ValueError(f"checkpoint {with_average} holds a moving average of the weights "
+                             f"and {without} does not (the run's moving_average_decay changed "
+                             "between them): average only checkpoints from one side of the "
+                             "change (a smaller --n)")
+        if theirs != shapes:
             raise ValueError(f"checkpoint {path} holds different variables or shapes than "
                              f"{checkpoint_paths[-1]}; only checkpoints of one model can be "
                              "averaged")

@@ -20,6 +20,7 @@ from t2t_lite.experiment import HPARAMS_FILE
 from t2t_lite.training.checkpoint_state import (CheckpointStateError, check_architecture,
                                                 checkpoint_to_read, damage,
                                                 recorded_architecture)
+from t2t_lite.training.moving_average import AVERAGE, holds_average
 
 _READS = 3  # tries at reading a run's latest checkpoint while a trainer rotates them
 
@@ -37,23 +38,31 @@ def architecture(model: keras.Model) -> dict:
 
 
 def training_checkpoint(model: keras.Model, optimizer: keras.optimizers.Optimizer,
-                        data_identity: dict[str, str]) -> tf.train.Checkpoint:
+                        data_identity: dict[str, str],
+                        averages: dict[str, tf.Variable] | None = None) -> tf.train.Checkpoint:
     """The checkpoint t2t-trainer writes: model variables, optimizer state, a
     record of the model's ``architecture`` with the run's ``data_identity``
-    (``Experiment.data_identity``: the problem and vocabulary the weights mean), and
-    the training time of its steps in all the run's attempts (``training_ms``: a
-    whole number, so that averaging copies the newest's rather than averaging it)."""
+    (``Experiment.data_identity``: the problem and vocabulary the weights mean), the
+    training time of its steps in all the run's attempts (``training_ms``: a
+    whole number, so that averaging copies the newest's rather than averaging it), and
+    the weights' moving ``averages`` when the run keeps them (``moving_average.py``)."""
     record = tf.Variable(json.dumps({**architecture(model), **data_identity}, sort_keys=True),
                          trainable=False)
+    kept = {AVERAGE: averages} if averages else {}
     return tf.train.Checkpoint(model=model_variables(model), optimizer=optimizer,
                                architecture=record,
-                               training_ms=tf.Variable(0, dtype=tf.int64, trainable=False))
+                               training_ms=tf.Variable(0, dtype=tf.int64, trainable=False),
+                               **kept)
 
 
-def restorable_part(checkpoint: tf.train.Checkpoint) -> tf.train.Checkpoint:
-    """A ``training_checkpoint``'s model and optimizer, without the architecture record
-    (checked, not restored) and the training time (not in checkpoints of before)."""
-    return tf.train.Checkpoint(model=checkpoint.model, optimizer=checkpoint.optimizer)
+def restorable_part(checkpoint: tf.train.Checkpoint,
+                    with_average: bool = True) -> tf.train.Checkpoint:
+    """A ``training_checkpoint``'s model and optimizer (and averages, if it keeps them and
+    ``with_average``), without the architecture record (checked, not restored) and the
+    training time (not in checkpoints of before)."""
+    average = getattr(checkpoint, AVERAGE, None)
+    kept = {AVERAGE: average} if average is not None and with_average else {}
+    return tf.train.Checkpoint(model=checkpoint.model, optimizer=checkpoint.optimizer, **kept)
 
 
 def restore_training_time(checkpoint: tf.train.Checkpoint, path: str) -> bool:
@@ -73,9 +82,11 @@ def architecture_record(checkpoint: tf.train.Checkpoint) -> dict:
 
 
 def restore_model(model: keras.Model, output_dir: str, checkpoint_path: str | None = None,
-                  data_identity: dict[str, str] | None = None) -> str:
+                  data_identity: dict[str, str] | None = None, averaged: bool = True) -> str:
     """Loads every variable of ``model`` from ``checkpoint_path`` or the latest
-    checkpoint in ``output_dir`` (optimizer state is ignored); returns the path used.
+    checkpoint in ``output_dir`` (optimizer state is ignored; the weights' moving
+    averages in their place, if it holds them, unless not ``averaged``); returns the
+    path used.
 
     The checkpoint is checked first (``checkpoint_state``): a missing, damaged or
     unindexed one, or one trained with another architecture than ``model``'s
@@ -87,7 +98,7 @@ def restore_model(model: keras.Model, output_dir: str, checkpoint_path: str | No
                            {**architecture(model), **(data_identity or {})},
                            os.path.join(output_dir, HPARAMS_FILE))
         try:
-            load_weights(model, path)
+            load_weights(model, path, averaged)
             return path
         except tf.errors.OpError:
             gone = damage(path)
@@ -106,10 +117,17 @@ def restore_model(model: keras.Model, output_dir: str, checkpoint_path: str | No
                                "they were read; read the run when its trainer has stopped")
 
 
-def load_weights(model: keras.Model, path: str) -> None:
+def load_weights(model: keras.Model, path: str, averaged: bool = True) -> None:
     """Every variable of ``model`` from checkpoint ``path`` (its optimizer state and
-    step are left): refused in one line when the checkpoint lacks one."""
-    status = tf.train.Checkpoint(model=model_variables(model)).restore(path)
+    step are left), the trainable ones from their moving averages where ``path`` holds
+    them and ``averaged``: refused in one line when the checkpoint lacks one."""
+    variables = model_variables(model)
+    if averaged and holds_average(path):
+        parts = {"model": {key: v for key, v in variables.items() if not v.trainable},
+                 AVERAGE: {key: v for key, v in variables.items() if v.trainable}}
+    else:
+        parts = {"model": variables}
+    status = tf.train.Checkpoint(**parts).restore(path)
     try:
         status.expect_partial().assert_existing_objects_matched()
     except AssertionError as error:

@@ -46,6 +46,7 @@ from t2t_lite.training.checkpoint_state import (INDEX, check_architecture, check
 from t2t_lite.training.checkpoints import (architecture_record, restorable_part,
                                           restore_training_time)
 from t2t_lite.training.distribute import is_chief
+from t2t_lite.training.moving_average import holds_average
 
 _COMPLETE_STATE = re.compile(r"ckpt-(\d+)\.index")
 _SHARDS_KEY = "shards/.ATTRIBUTES/VARIABLE_VALUE"
@@ -60,8 +61,12 @@ class RunCheckpoints:
 
     def __init__(self, checkpoint: tf.train.Checkpoint, output_dir: str,
                  strategy: tf.distribute.Strategy, keep_max: int,
-                 keep_every_n_hours: float = 0.0):
+                 keep_every_n_hours: float = 0.0,
+                 start_average: Callable[[], None] | None = None):
+        """``start_average``: sets the weights' moving averages from the weights, for a
+        run that keeps them resumed from a checkpoint written without."""
         self.checkpoint = checkpoint
+        self.start_average = start_average
         self.output_dir = output_dir
         self.chief = is_chief(strategy)
         self.task_id = getattr(getattr(strategy, "cluster_resolver", None), "task_id", 0) or 0
@@ -120,9 +125,15 @@ class RunCheckpoints:
                 # so that the manager keeps only keep_max of them from now on.
                 write_index(self.output_dir, [p for p in checkpoints_on_disk(self.output_dir)
                                               if checkpoint_step(p) <= checkpoint_step(latest)])
-            # expect_partial: the architecture record was checked above, not restored.
-            restorable_part(self.checkpoint).restore(latest).assert_existing_objects_matched(
-            ).expect_partial()
+            # expect_partial: the architecture record was checked above, not restored
+            # (nor averages a run that no longer keeps them left).
+            averaged = holds_average(latest)
+            restorable_part(self.checkpoint, with_average=averaged).restore(
+                latest).assert_existing_objects_matched().expect_partial()
+            if self.start_average and not averaged:
+                logging.info("%s holds no moving average of the weights "
+                             "(moving_average_decay was 0): it starts from them", latest)
+                self.start_average()
             self.saved_step = step_of()
             if restore_training_time(self.checkpoint, latest):
                 logging.info("resumed from %s at step %d, after %s of training", latest,

@@ -22,6 +22,7 @@ import tensorflow as tf
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
 from t2t_lite.training.losses import smoothed_cross_entropy
+from t2t_lite.training.moving_average import MovingAverage
 
 SUM = tf.distribute.ReduceOp.SUM
 
@@ -51,8 +52,10 @@ class TrainStep:
                              f"{strategy.num_replicas_in_sync} replicas: set xla=false")
 
     def __init__(self, model: keras.Model, optimizer: keras.optimizers.Optimizer,
-                 hparams: HParams, strategy: tf.distribute.Strategy):
+                 hparams: HParams, strategy: tf.distribute.Strategy,
+                 moving_average: MovingAverage | None = None):
         self.model = model
+        self.moving_average = moving_average
         self.optimizer = optimizer
         self.hparams = hparams
         self.strategy = strategy
@@ -99,6 +102,8 @@ class TrainStep:
             clipped = (self._clip_summed_gradient(grads) if self.hparams.clip_grad_norm
                        else grads)
             self.optimizer.apply_gradients(zip(clipped, variables))
+            if self.moving_average:
+                self.moving_average.update(self.optimizer.iterations)
         if self.hparams.skip_nonfinite_steps:
             # Skip on every replica when any replica's step is bad. A cond whose
             # branch synchronizes replicas (apply_gradients) must be taken in the

@@ -23,10 +23,11 @@ from t2t_lite.hparams.common import LOSS_NORMALIZERS
 from t2t_lite.progress import format_duration
 from t2t_lite.training.best_checkpoint import LOSS, BestCheckpoint
 from t2t_lite.training.checkpoint_state import checkpoints_on_disk
-from t2t_lite.training.checkpoints import training_checkpoint
+from t2t_lite.training.checkpoints import model_variables, training_checkpoint
 from t2t_lite.training.distribute import is_chief, num_workers
 from t2t_lite.training.evaluation import TeacherForcedEvaluation
 from t2t_lite.training.loop_state import NonFiniteSteps, Window
+from t2t_lite.training.moving_average import MovingAverage
 from t2t_lite.training.optimizers import make_optimizer
 from t2t_lite.training.resume_check import check_resumed_data, check_resumed_hparams
 from t2t_lite.training.output_lock import OutputDirLock
@@ -61,17 +62,24 @@ class Trainer:
             self.model({"inputs": dummy, "targets": dummy}, training=False)
             self.optimizer = make_optimizer(self.hparams)
             self.optimizer.build(self.model.trainable_variables)
+            self.moving_average = (MovingAverage(
+                {path: v for path, v in model_variables(self.model).items() if v.trainable},
+                self.hparams.moving_average_decay) if self.hparams.moving_average_decay
+                else None)
         self.model.training_step = lambda: self.optimizer.iterations
-        self.train_step = TrainStep(self.model, self.optimizer, self.hparams, self.strategy)
+        self.train_step = TrainStep(self.model, self.optimizer, self.hparams, self.strategy,
+                                    self.moving_average)
         if self.model.feeds_itself_in_training:
             self.model.sampling_constraint = experiment.problem.decode_constraint(
                 experiment.data_dir)
-        self.checkpoint = training_checkpoint(self.model, self.optimizer,
-                                              experiment.data_identity())
+        self.checkpoint = training_checkpoint(
+            self.model, self.optimizer, experiment.data_identity(),
+            self.moving_average.averages if self.moving_average else None)
         self.chief = is_chief(self.strategy)
         self.checkpoints = RunCheckpoints(
             self.checkpoint, experiment.output_dir, self.strategy, options.keep_checkpoint_max,
-            options.keep_checkpoint_every_n_hours)
+            options.keep_checkpoint_every_n_hours,
+            self.moving_average.reset if self.moving_average else None)
         self._agree_fn = None
         self._deadline: float | None = None  # of --train_minutes, while training
         # Time in training steps (the first step of a run, which traces, left out).
@@ -341,9 +349,17 @@ class Trainer:
             tf.summary.scalar("learning_rate", lr)
 
     # ----- evaluation -----
+    def evaluated_weights(self) -> contextlib.AbstractContextManager:
+        """A block in which the model holds the weights that evaluation and decoding
+        read: the moving averages when the run keeps them."""
+        return self.moving_average.swapped_in() if self.moving_average else (
+            contextlib.nullcontext())
+
     def evaluate(self, split: str = "dev") -> dict[str, float]:
-        """Teacher-forced loss, perplexity, token and sequence accuracy on ``split``."""
-        metrics = self._evaluation(split)
+        """Teacher-forced loss, perplexity, token and sequence accuracy on ``split``
+        (of the weights' moving averages when the run keeps them)."""
+        with self.evaluated_weights():
+            metrics = self._evaluation(split)
         logging.info("eval %s at step %d: %s", split, self.step,
                      ", ".join(f"{k} {v:.4f}" for k, v in metrics.items()))
         if split not in self._left_out_checked and not self.options.eval_batches:
@@ -376,7 +392,8 @@ class Trainer:
     def score_dev_decodes(self) -> list[str]:
         """Runs ``dev_scorer``; logs its lines and writes them as a TensorBoard text."""
         started = time.monotonic()
-        lines = self.dev_scorer(self.model)
+        with self.evaluated_weights():
+            lines = self.dev_scorer(self.model)
         logging.info("dev decodes at step %d (%.0f s): %s", self.step,
                      time.monotonic() - started, " | ".join(lines))
         writer = self._writer("dev")

@@ -1,0 +1,146 @@
+"""moving_average_decay: the weights' exponential moving average, as the rule says, the
+same on two replicas, resumed exactly, and read in the weights' place by evaluation and
+by every reader of the run (unless --raw_weights)."""
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from cli_helpers import COMMON, USR_DIR, train_tiny
+from t2t_lite.bin import t2t_avg_all, t2t_decoder, t2t_trainer
+from t2t_lite.training.checkpoints import model_variables, restore_model
+from t2t_lite.training.moving_average import AVERAGE, holds_average
+from toys import fixed_reverse_batches, make_trainer, training_hparams
+
+DECAY = 0.9
+
+
+def averaged_trainer(reverse_data, folder, strategy=None, decay=DECAY):
+    return make_trainer(reverse_data, folder, training_hparams(f"moving_average_decay={decay}"),
+                        strategy, save_checkpoints_steps=10**6, eval_batches=1)
+
+
+def trainable(trainer) -> dict[str, np.ndarray]:
+    return {path: v.numpy() for path, v in model_variables(trainer.model).items() if v.trainable}
+
+
+def averages(trainer) -> dict[str, np.ndarray]:
+    return {path: v.numpy() for path, v in trainer.moving_average.averages.items()}
+
+
+def test_the_average_follows_the_rule_step_by_step(reverse_data, tmp_path):
+    """average = d * average + (1 - d) * weights after each step, d = min(decay,
+    (1 + step) / (10 + step)), from the initial weights."""
+    trainer = averaged_trainer(reverse_data, tmp_path)
+    expected = trainable(trainer)
+    assert all(np.array_equal(expected[p], a) for p, a in averages(trainer).items())
+    dataset = fixed_reverse_batches()
+    for step in range(1, 5):
+        trainer.train_on(dataset.take(1), 1)
+        decay = min(DECAY, (1 + step) / (10 + step))
+        weights = trainable(trainer)
+        expected = {p: decay * expected[p] + (1 - decay) * weights[p] for p in weights}
+    for path, average in averages(trainer).items():
+        np.testing.assert_allclose(average, expected[path], rtol=1e-5, atol=1e-7)
+        assert not np.allclose(average, weights[path])  # an average, not the weights
+
+
+def test_two_replicas_keep_the_average_of_one_device(reverse_data, tmp_path, two_cpu_strategy):
+    single = averaged_trainer(reverse_data, tmp_path / "one")
+    mirrored = averaged_trainer(reverse_data, tmp_path / "two", two_cpu_strategy)
+    mirrored.model.set_weights(single.model.get_weights())
+    mirrored.moving_average.reset()
+    single.train_on(fixed_reverse_batches(), 3)
+    mirrored.train_on(fixed_reverse_batches(), 3)
+    for path, average in averages(single).items():
+        np.testing.assert_allclose(averages(mirrored)[path], average, rtol=1e-4, atol=1e-6)
+
+
+def test_evaluation_reads_the_average_and_gives_the_weights_back(reverse_data, tmp_path):
+    trainer = averaged_trainer(reverse_data, tmp_path)
+    trainer.train_on(fixed_reverse_batches(), 3)
+    weights = trainable(trainer)
+    seen = []
+    trainer._evaluation = lambda split: seen.append(trainable(trainer)) or {"loss": 0.0}
+    trainer.evaluate()
+    for path, average in averages(trainer).items():
+        np.testing.assert_array_equal(seen[0][path], average)
+        np.testing.assert_array_equal(trainable(trainer)[path], weights[path])
+
+
+def test_a_resumed_run_continues_the_average_exactly(reverse_data, tmp_path):
+    whole = averaged_trainer(reverse_data, tmp_path / "whole")
+    first = averaged_trainer(reverse_data, tmp_path / "resumed")
+    first.model.set_weights(whole.model.get_weights())
+    first.moving_average.reset()
+    whole.train_on(fixed_reverse_batches(), 4)
+    first.train_on(fixed_reverse_batches(), 2)
+    first.save()
+    resumed = averaged_trainer(reverse_data, tmp_path / "resumed")
+    assert resumed.restore() == 2
+    resumed.train_on(fixed_reverse_batches(), 2)
+    for path, average in averages(whole).items():
+        np.testing.assert_allclose(averages(resumed)[path], average, rtol=1e-5, atol=1e-7)
+
+
+def test_an_average_turned_on_at_resume_starts_from_the_weights(reverse_data, tmp_path, caplog):
+    caplog.set_level("INFO")
+    plain = averaged_trainer(reverse_data, tmp_path, decay=0.0)
+    assert plain.moving_average is None
+    plain.train_on(fixed_reverse_batches(), 2)
+    plain.save()
+    assert not holds_average(tf.train.latest_checkpoint(str(tmp_path)))
+    resumed = averaged_trainer(reverse_data, tmp_path)
+    assert resumed.restore() == 2
+    assert all(np.array_equal(averages(resumed)[p], w) for p, w in trainable(resumed).items())
+    assert any("holds no moving average" in r.getMessage() for r in caplog.records)
+
+
+def test_readers_take_the_average_unless_told_otherwise(reverse_data, tmp_path):
+    trainer = averaged_trainer(reverse_data, tmp_path)
+    trainer.train_on(fixed_reverse_batches(), 3)
+    trainer.save()
+    path = tf.train.latest_checkpoint(str(tmp_path))
+    assert holds_average(path)
+    assert any(name.startswith(AVERAGE + "/") for name, _ in tf.train.list_variables(path))
+    for averaged, expected in ((True, averages(trainer)), (False, trainable(trainer))):
+        model = trainer.experiment.build_model()
+        restore_model(model, str(tmp_path), averaged=averaged)
+        restored = {p: v.numpy() for p, v in model_variables(model).items() if v.trainable}
+        for key, value in expected.items():
+            np.testing.assert_array_equal(restored[key], value)
+
+
+def test_the_decoder_decodes_the_average_and_raw_weights_on_request(tmp_path, capsys):
+    """A run trained with an average: t2t-decoder's output is the average's, and
+    --raw_weights decodes the weights as trained (their outputs' scores differ);
+    t2t-avg-all averages the averages too."""
+    data_dir, output_dir = train_tiny(tmp_path)
+    assert t2t_trainer.main(COMMON + [
+        f"--data_dir={data_dir}", f"--output_dir={output_dir}", "--train_steps=8",
+        "--eval_every_steps=1000", "--hparams=moving_average_decay=0.5"]) == 0
+    assert json.loads((tmp_path / "train" / "hparams.json").read_text())[
+        "hparams"]["moving_average_decay"] == 0.5
+    source = tmp_path / "in.txt"
+    source.write_text("0 1 1\n1 0 0 1\n")
+    scores = {}
+    for name, flags in (("average", []), ("raw", ["--raw_weights"])):
+        out = tmp_path / f"{name}.txt"
+        assert t2t_decoder.main([f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
+                                 f"--decode_from_file={source}", f"--decode_to_file={out}",
+                                 "--decode_hparams=return_beams=true,write_beam_scores=true,"
+                                 "beam_size=2"] + flags) == 0
+        scores[name] = out.read_text()
+    assert scores["average"] != scores["raw"]
+    # ckpt-4, of before the average, is not averaged with ckpt-8: said, and --n=1 is fine.
+    avg = ["--model_dir=" + output_dir, f"--output_dir={tmp_path / 'avg'}"]
+    assert t2t_avg_all.main(avg + ["--n=2"]) == 2
+    assert "holds a moving average of the weights and" in capsys.readouterr().err
+    assert t2t_avg_all.main(avg + ["--n=1"]) == 0
+    assert holds_average(tf.train.latest_checkpoint(str(tmp_path / "avg")))
+
+
+def test_a_decay_outside_0_1_is_refused_by_its_range(reverse_data, tmp_path):
+    with pytest.raises(ValueError, match="moving_average_decay"):
+        training_hparams("moving_average_decay=1.0")
