@@ -30,7 +30,7 @@ HPARAM_KEYS = ["hidden_size", "num_heads", "filter_size", "num_hidden_layers",
                "clip_grad_norm", "optimizer_adam_beta1", "optimizer_adam_epsilon",
                "gradient_accumulation_steps", "length_bucket_step", "self_attention_type",
                "max_relative_position", "position_embedding", "learning_rate_schedule",
-               "nope"]
+               "moving_average_decay", "nope"]
 DECODE_KEYS = ["beam_size", "alpha", "extra_length", "batch_size", "batch_type",
                "read_window_lines", "return_beams",
                "write_beam_scores", "max_input_length", "length_bucket", "stop_rule", "beams",
@@ -346,7 +346,7 @@ MOVE_CWDS = ("", "files", "../outside")  # the working folder, from the workspac
 RUN_COMMANDS = ("t2t-trainer", "t2t-decoder", "t2t-avg-all", "t2t-exporter", "t2t-attention")
 READS_DATA = {"t2t-decoder", "t2t-exporter", "t2t-attention"}  # the vocabulary (and the trainer)
 RESUME_HPARAMS = ["", "batch_size=1024", "learning_rate=0.5", "optimizer=sgd",
-                  "dtype=mixed_float16", "dtype=mixed_bfloat16"]
+                  "dtype=mixed_float16", "dtype=mixed_bfloat16", "moving_average_decay=0.5"]
 REFUSED_ON_RESUME = {"optimizer=sgd", "dtype=mixed_float16"}
 
 
