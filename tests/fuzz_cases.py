@@ -92,6 +92,8 @@ DATA_OPTIONS = ["", "vocab_size=3", "vocab_size=0", "nope=1", "train_pairs=files
                 f"{TREES},closers=labelled", f"{TREES},linearization=xx,closers=labelled",
                 f"{TREES},closers=nope", "train=files/in.txt,dev=files/gold.trees"]
 FILES_PROBLEMS = ("translate_files", "parsing_files")  # the problems data options are for
+BARE = None  # a flag drawn with this value is typed without one: a switch (--raw_weights)
+SWITCH = [BARE, "true"]  # typed bare, or with a value a switch refuses
 CHECKPOINTS = ["run/ckpt-4", "run/ckpt-99", "truncated_run/ckpt-4", "files/notes.txt",
                "run", "copy_run/ckpt-2", ""]
 # What t2t-trainer --warm_start_from may start a new run from: a run, an average, one
@@ -175,7 +177,7 @@ COMMANDS = [
         "--decode_reference": INPUTS, "--decode_hparams": ["decode"],
         "--checkpoint_path": CHECKPOINTS, "--score_file": INPUTS, "--hparams": ["hparams"],
         "--ensemble": FOLDERS, "--decode_shards": INTS, "--worker_id": INTS,
-        "--problem": PROBLEMS,
+        "--raw_weights": SWITCH, "--problem": PROBLEMS,
         "--model": MODELS, "--hparams_set": SETS, "--data_dir": FOLDERS},
         RUN_ARGS + ["--decode_from_file={files/in.txt}", "--decode_to_file={files/new_out.txt}"],
         decoder_outputs, 30),
@@ -199,11 +201,12 @@ COMMANDS = [
     Command("t2t-exporter", t2t_exporter.main, {
         "--output_dir": FOLDERS, "--export_dir": FOLDERS, "--checkpoint_path": CHECKPOINTS,
         "--decode_hparams": ["decode"], "--format": ["saved_model", "ctranslate2", "onnx", ""],
-        "--problem": PROBLEMS, "--model": MODELS, "--hparams_set": SETS},
+        "--raw_weights": SWITCH, "--problem": PROBLEMS, "--model": MODELS, "--hparams_set": SETS},
         RUN_ARGS + ["--export_dir={new_dir}"], exporter_outputs, 8),
     Command("t2t-attention", t2t_attention.main, {
         "--output_dir": FOLDERS, "--to": FOLDERS, "--input": ["0 1", "", " ", "\x00"],
-        "--dpi": INTS, "--checkpoint_path": CHECKPOINTS, "--problem": PROBLEMS,
+        "--dpi": INTS, "--checkpoint_path": CHECKPOINTS, "--raw_weights": SWITCH,
+        "--problem": PROBLEMS,
         "--model": MODELS, "--hparams_set": SETS},
         RUN_ARGS + ["--input=0 1 1", "--target=1 1 0", "--to={new_dir}", "--dpi=20"],
         attention_outputs, 6),

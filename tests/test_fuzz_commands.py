@@ -41,9 +41,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cli_helpers import digest_tree
-from fuzz_cases import (CHECKPOINTS, COMMANDS, DECODE_KEYS, DECODE_VALUES, FOLDERS, HPARAM_KEYS,
-                        HPARAM_VALUES, INPUTS, LINK_FOLDERS, LINK_OUTPUTS, OUTPUTS, Command,
-                        given_twice, must_refuse, path_family, resolve_links)
+from fuzz_cases import (BARE, CHECKPOINTS, COMMANDS, DECODE_KEYS, DECODE_VALUES, FOLDERS,
+                        HPARAM_KEYS, HPARAM_VALUES, INPUTS, LINK_FOLDERS, LINK_OUTPUTS, OUTPUTS,
+                        Command, given_twice, must_refuse, path_family, resolve_links)
 from fuzz_runner import run_in_process, untrue_error
 from t2t_lite.bin import t2t_trainer
 from t2t_lite.decoding.file_decoding import RECORD_SUFFIX, Shard
@@ -89,7 +89,8 @@ def argv_of(command: Command, root: str, drawn: dict[str, str], twice: bool = Fa
     kept = [arg for arg in command.valid if twice or arg.split("=", 1)[0] not in drawn]
     argv = [re.sub(r"\{([^}]+)\}", lambda m: os.path.join(root, m.group(1)), arg)
             for arg in kept]
-    return argv + [f"{flag}={value}" for flag, value in _resolve(root, drawn).items()]
+    return argv + [flag if value is BARE else f"{flag}={value}"
+                   for flag, value in _resolve(root, drawn).items()]
 
 
 def complete(command: Command, root: str, drawn: dict[str, str], argv: list[str]) -> str:
