@@ -55,6 +55,17 @@ def train_tiny(root):
     return data_dir, output_dir
 
 
+def train_copy_run(root) -> None:
+    """``root/copy_data`` and ``root/copy_run``: tiny_copy_binary, a problem of another
+    name with the same architecture and vocabulary as the tiny runs, trained 2 steps."""
+    assert t2t_datagen.main(["--problem=tiny_copy_binary", f"--t2t_usr_dir={USR_DIR}",
+                             f"--data_dir={root / 'copy_data'}"]) == 0
+    assert t2t_trainer.main(with_flags(COMMON, "--problem=tiny_copy_binary",
+                                       f"--data_dir={root / 'copy_data'}",
+                                       f"--output_dir={root / 'copy_run'}", "--train_steps=2",
+                                       "--schedule=train")) == 0
+
+
 def error_of(capsys, main, argv):
     """The last stderr line of ``main(argv)``, which must fail with exit status 2."""
     code = main(argv)

@@ -12,10 +12,10 @@ from typing import Callable
 
 import tensorflow as tf
 
-from cli_helpers import COMMON, USR_DIR, train_tiny, with_flags
+from cli_helpers import COMMON, train_copy_run, train_tiny
 from fuzz_cases import RUN_ARGS
 from message_truth import untrue
-from t2t_lite.bin import t2t_attention, t2t_avg_all, t2t_datagen, t2t_decoder, t2t_trainer
+from t2t_lite.bin import t2t_attention, t2t_avg_all, t2t_decoder, t2t_trainer
 
 
 
@@ -62,12 +62,7 @@ def build_workspace(root) -> str:
                                               "--target=1 0", f"--to={root / 'attention'}",
                                               "--dpi=20"]) == 0
     # A run of another problem with the same shapes and vocabulary.
-    assert t2t_datagen.main(["--problem=tiny_copy_binary", f"--t2t_usr_dir={USR_DIR}",
-                             f"--data_dir={root / 'copy_data'}"]) == 0
-    assert t2t_trainer.main(with_flags(COMMON, "--problem=tiny_copy_binary",
-                                       f"--data_dir={root / 'copy_data'}",
-                                       f"--output_dir={root / 'copy_run'}", "--train_steps=2",
-                                       "--schedule=train")) == 0
+    train_copy_run(root)
     # A run trained with relative paths in a folder that is gone since (no path a
     # checkpoint or input state saved may lead anywhere: issue 85's traceback hid behind
     # shards still at the old path), and data of the same vocabulary, other train shards.
@@ -132,3 +127,11 @@ def untrue_error(outcome: Outcome, argv: list[str], cwd: str) -> list[str]:
     errors = [line for line in outcome.err.splitlines() if ": error: " in line]
     return [f"untrue line ({claim}): {errors[-1][:200]}"
             for claim in (untrue(errors[-1], argv, cwd) if errors else [])]
+
+
+def report_violations(violations: list[str], summary: str) -> None:
+    """Prints a family's ``summary`` and each failing draw, then fails on any."""
+    print(summary)
+    for line in violations:
+        print("  " + line)
+    assert not violations, "\n".join(violations[:20])

@@ -12,9 +12,9 @@ import tensorflow as tf
 
 import bad_input_cases
 import bad_output_cases
-from cli_helpers import COMMON, USR_DIR, snapshot, train_tiny, with_flags
+from cli_helpers import snapshot, train_copy_run, train_tiny
 from message_truth import untrue
-from t2t_lite.bin import t2t_avg_all, t2t_datagen, t2t_trainer
+from t2t_lite.bin import t2t_avg_all, t2t_datagen
 
 CASES = bad_input_cases.CASES + bad_output_cases.CASES
 
@@ -102,13 +102,7 @@ def ws(tmp_path_factory):
     other.w = tf.Variable([1.0])
     tf.train.Checkpoint(model=other).write(str(files / "other_model" / "ckpt-2"))
     # A run of another problem with the same architecture and vocabulary size.
-    copy_data = str(root / "copy_data")
-    assert t2t_datagen.main(["--problem=tiny_copy_binary", f"--t2t_usr_dir={USR_DIR}",
-                             f"--data_dir={copy_data}"]) == 0
-    assert t2t_trainer.main(with_flags(COMMON, "--problem=tiny_copy_binary",
-                                       f"--data_dir={copy_data}",
-                                       f"--output_dir={root / 'copy_run'}", "--train_steps=2",
-                                       "--schedule=train")) == 0
+    train_copy_run(root)
     # NumberWordsToDigits (tests/toys.py): words in, digits out, a vocabulary each.
     assert t2t_datagen.main(["--problem=number_words_to_digits",
                              f"--data_dir={root / 'words_digits_data'}"]) == 0

@@ -44,7 +44,7 @@ from cli_helpers import digest_tree
 from fuzz_cases import (BARE, CHECKPOINTS, COMMANDS, DECODE_KEYS, DECODE_VALUES, FOLDERS,
                         HPARAM_KEYS, HPARAM_VALUES, INPUTS, LINK_FOLDERS, LINK_OUTPUTS, OUTPUTS,
                         Command, given_twice, must_refuse, path_family, resolve_links)
-from fuzz_runner import run_in_process, untrue_error
+from fuzz_runner import report_violations, run_in_process, untrue_error
 from t2t_lite.bin import t2t_trainer
 from t2t_lite.decoding.file_decoding import RECORD_SUFFIX, Shard
 from t2t_lite.output_manifest import MANIFEST
@@ -213,11 +213,9 @@ def test_whatever_is_typed_exits_0_or_2_and_loses_nothing(template, command, few
             family[1] += bool(found)
 
     draw()
-    print(f"\n{command.name}: {len(violations)} failing draws; paths through links, .., ~ "
-          f"or no folder: {family[0]} draws, {family[1]} failing")
-    for line in violations:
-        print("  " + line)
-    assert not violations, "\n".join(violations[:20])
+    report_violations(violations, f"\n{command.name}: {len(violations)} failing draws; paths "
+                                  f"through links, .., ~ or no folder: {family[0]} draws, "
+                                  f"{family[1]} failing")
 
 
 # Every path flag that names an output or a run, with each path of issue 61's family.

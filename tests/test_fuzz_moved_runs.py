@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from cli_helpers import USR_DIR, Said, digest_tree
 from fuzz_cases import (DATA_MOVES, MOVE_CWDS, MOVES, RESUME_HPARAMS, RUN_COMMANDS, moved_path,
                         moved_run_refusal)
-from fuzz_runner import run_in_process, untrue_error
+from fuzz_runner import report_violations, run_in_process, untrue_error
 from t2t_lite.bin import t2t_attention, t2t_avg_all, t2t_decoder, t2t_exporter, t2t_trainer
 from t2t_lite.output_manifest import MANIFEST
 
@@ -205,8 +205,5 @@ def test_moved_runs_work_or_are_refused_in_one_line(template):
                                           data_given, hparams, export_format))
 
     draw()
-    print(f"runs that move: {draws[0]} draws of {len(RUN_COMMANDS)} commands, "
-          f"{len(violations)} failing")
-    for line in violations:
-        print("  " + line)
-    assert not violations, "\n".join(violations[:20])
+    report_violations(violations, f"runs that move: {draws[0]} draws of "
+                                  f"{len(RUN_COMMANDS)} commands, {len(violations)} failing")

@@ -62,10 +62,13 @@ class DevDecodeScorer:
         """The score lines of ``outputs`` (line-aligned with the sample): ``metric``'s,
         then the problem's own when that is another."""
         metrics = dict.fromkeys([self.metric, self.problem.eval_metric])  # in order, once
+        references_name = f"the {self.split} references"
+        # Normalised (and warned about) once: each metric's own pass then changes nothing.
+        outputs, _ = lookalike.scored_pair(outputs, self.references, "the decoded lines",
+                                           references_name)
         return [line for metric in metrics
                 for line in score_decodes(self.problem, outputs, self.references,
-                                          references_name=f"the {self.split} references",
-                                          metric=metric)]
+                                          references_name=references_name, metric=metric)]
 
     def figure(self, report: list[str]) -> float:
         """The headline figure of a report of ``__call__`` (what the best is chosen by)."""
