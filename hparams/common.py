@@ -30,7 +30,14 @@ optimizer       optimizer ("adam", "sgd", "adadelta"; tensor2tensor's "adam_w",
 data            word_dropout (alpha of Kiperwasser & Goldberg's word dropout: a
                 training input word seen c times becomes <UNK> with probability
                 alpha / (alpha + c); 0 = off; problems with a word-level
-                vocabulary only, others refuse it; see t2t_lite/data/word_dropout.py)
+                vocabulary only, others refuse it; see t2t_lite/data/word_dropout.py),
+                sentencepiece_alpha (subword regularization: each training sentence
+                segmented afresh each epoch; a BPE vocabulary drops each merge with
+                this probability, a unigram one samples with its probabilities to
+                this power; 0 = off, else in (0, 1]), sentencepiece_nbest_size (a
+                unigram vocabulary's candidates: -1 all, N > 1 the N best; 0 for
+                BPE); sentencepiece vocabularies only, others refuse them; see
+                t2t_lite/data/subword_sampling.py)
 faults          skip_nonfinite_steps (a step whose loss or gradient is NaN or Inf is
                 skipped, the weights untouched, instead of stopping the run)
 averaging       moving_average_decay (an exponential moving average of the weights,
@@ -59,7 +66,8 @@ learning rate   learning_rate (the rate, or a scale on rsqrt_decay),
                 and under "legacy" learning_rate_decay_scheme ("none", "noam",
                 "exp", "sqrt")
 """
-from t2t_lite.hparam import HParams, Range, at_least, fraction, off_or_above, one_of, positive
+from t2t_lite.hparam import (HParams, Range, at_least, between, fraction, off_or_above, one_of,
+                             positive)
 from t2t_lite.hparams.t2t_keys import add_t2t_keys
 from t2t_lite.hparams.schedule_grammar import (OPTIMIZERS, SCHEDULES, optimizer_range,
                                                schedule_range)
@@ -76,6 +84,15 @@ DECAY_SCHEMES = ("none", "noam", "exp", "sqrt")
 ADAFACTOR_DECAY_TYPES = ("pow",)
 
 
+def _sampling_is_on(hparams: HParams) -> str | None:
+    """The complaint about a subword-sampling key set while sampling is off."""
+    if hparams.sentencepiece_nbest_size and not hparams.sentencepiece_alpha:
+        return (f"sentencepiece_nbest_size={hparams.sentencepiece_nbest_size} shapes subword "
+                "sampling, which is off (sentencepiece_alpha=0): set sentencepiece_alpha "
+                "too, or leave sentencepiece_nbest_size at 0")
+    return None
+
+
 def basic_params() -> HParams:
     """Training defaults: Adam with the Transformer's settings, no clipping."""
     return add_t2t_keys(HParams(
@@ -85,6 +102,8 @@ def basic_params() -> HParams:
         gradient_accumulation_steps=at_least(1, 1),
         label_smoothing=fraction(0.1),
         word_dropout=at_least(0, 0.0),
+        sentencepiece_alpha=between(0, 1, 0.0),
+        sentencepiece_nbest_size=at_least(-1, 0),
         loss_normalizer=one_of(*LOSS_NORMALIZERS),
         optimizer=optimizer_range(),
         optimizer_adam_beta1=fraction(0.9),
@@ -119,4 +138,4 @@ def basic_params() -> HParams:
         learning_rate_decay_scheme=one_of(*DECAY_SCHEMES),
         dtype=one_of(*DTYPES),
         xla=False,
-    ))
+    )).add_rule(_sampling_is_on)

@@ -77,11 +77,11 @@ from typing import Iterable, Iterator
 import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import NUM_RESERVED_IDS
+from t2t_lite.data.augmentation import Augment
 from t2t_lite.data.encoders import RESERVED_TOKENS, TokenTextEncoder
 from t2t_lite.data.problem import Text2TextProblem, check_split
 from t2t_lite.data.text_files import iter_utf8_lines
-from t2t_lite.data.word_dropout import (Augment, input_token_counts, unk_probabilities,
-                                        word_dropout)
+from t2t_lite.data.word_dropout import input_token_counts, unk_probabilities, word_dropout
 from t2t_lite.hparam import HParams
 from t2t_lite.parsing.graph_trees import graph_delinearize
 from t2t_lite.parsing.linearize import (CLOSE, OPEN, WORD_SLOT, Kind, SlotToken, delinearize,
@@ -176,7 +176,7 @@ class ParsingProblem(Text2TextProblem):
         """The paper's parsing settings: beam 21, alpha 0.3, max length input + 300."""
         return {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
 
-    def training_augmentation(self, data_dir: str, hparams: HParams) -> Augment | None:
+    def word_dropout_augmentation(self, data_dir: str, hparams: HParams) -> Augment | None:
         """Word dropout (``hparams.word_dropout`` is its alpha; 0 = none): rare training
         words become ``<UNK>`` in the input and, in lexicalized targets, in their slot."""
         if not hparams.word_dropout:

@@ -124,6 +124,13 @@ CASES = [
          lambda ws: train_args(ws, "--hparams=num_heads=two"), "'num_heads' expects an int"),
     Case("malformed hparams", t2t_trainer.main,
          lambda ws: train_args(ws, "--hparams=num_heads"), "malformed hparams string"),
+    Case("subword sampling without a sentencepiece vocabulary", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--hparams=sentencepiece_alpha=0.1"),
+         "sentencepiece_alpha=0.1: problem tiny_reverse_binary has no sentencepiece "
+         "vocabulary to sample segmentations from"),
+    Case("subword sampling alpha out of range", t2t_trainer.main,
+         lambda ws: new_run_args(ws, "--hparams=sentencepiece_alpha=1.5"),
+         "'sentencepiece_alpha' must be in [0, 1], got 1.5"),
     Case("bad decode hparam value", t2t_decoder.main,
          lambda ws: run_dir(ws) + [f"--decode_from_file={ws.path('in.txt')}",
                                    "--decode_hparams=beam_size=0"], "'beam_size' must be >= 1"),

@@ -30,7 +30,8 @@ HPARAM_KEYS = ["hidden_size", "num_heads", "filter_size", "num_hidden_layers",
                "clip_grad_norm", "optimizer_adam_beta1", "optimizer_adam_epsilon",
                "gradient_accumulation_steps", "length_bucket_step", "self_attention_type",
                "max_relative_position", "position_embedding", "learning_rate_schedule",
-               "moving_average_decay", "nope"]
+               "moving_average_decay", "sentencepiece_alpha", "sentencepiece_nbest_size",
+               "nope"]
 DECODE_KEYS = ["beam_size", "alpha", "extra_length", "batch_size", "batch_type",
                "read_window_lines", "return_beams",
                "write_beam_scores", "max_input_length", "length_bucket", "stop_rule", "beams",

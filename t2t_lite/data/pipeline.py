@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.data.no_autotune import without_autotuning
-from t2t_lite.data.word_dropout import Augment
+from t2t_lite.data.augmentation import Augment
 
 _MIN_BUCKET_LENGTH = 8
 
@@ -38,16 +38,32 @@ def _example_length(example: dict[str, tf.Tensor]) -> tf.Tensor:
     return tf.reduce_max(tf.stack([tf.shape(ids)[0] for ids in example.values()]))
 
 
+def _positive_cuts(lengths: dict[str, int]) -> dict[str, int]:
+    return {feature: length for feature, length in lengths.items() if length > 0}
+
+
+def _cut(example: dict[str, tf.Tensor], cuts: dict[str, int]) -> dict[str, tf.Tensor]:
+    return {key: ids[:cuts[key]] if key in cuts else ids for key, ids in example.items()}
+
+
 def truncate_features(dataset: tf.data.Dataset, lengths: dict[str, int]) -> tf.data.Dataset:
     """Each feature cut to its first ``lengths[feature]`` ids (0: kept whole), as
     tensor2tensor's max_input_seq_length / max_target_seq_length cut them: after EOS
     was appended, so a cut sequence has none."""
-    cuts = {feature: length for feature, length in lengths.items() if length > 0}
+    cuts = _positive_cuts(lengths)
     if not cuts:
         return dataset
-    return dataset.map(lambda example: {key: ids[:cuts[key]] if key in cuts else ids
-                                        for key, ids in example.items()},
+    return dataset.map(lambda example: _cut(example, cuts),
                        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+
+def then_truncated(augment: Augment, lengths: dict[str, int]) -> Augment:
+    """``augment``, then ``truncate_features``'s cut (an augment may lengthen a
+    sequence the pipeline had cut)."""
+    cuts = _positive_cuts(lengths)
+    if not cuts:
+        return augment
+    return lambda example, seed: _cut(augment(example, seed), cuts)
 
 
 def batch_examples(dataset: tf.data.Dataset, batch_size_tokens: int, max_length: int,
@@ -62,7 +78,8 @@ def batch_examples(dataset: tf.data.Dataset, batch_size_tokens: int, max_length:
     latter limit, as in T2T. Training shuffles examples and repeats forever; otherwise every kept
     example appears once, in a deterministic order. ``augment`` (training only)
     changes each example as it is read, seeded by ``seed`` and the example's
-    position in the repeated stream: other draws each epoch, the same ones each run.
+    position in the repeated stream: other draws each epoch, the same ones each run;
+    an example it makes longer than the limits is dropped then.
     """
     if batch_size_tokens < 1:
         raise ValueError(f"batch_size_tokens must be positive, got {batch_size_tokens}")
@@ -79,6 +96,8 @@ def batch_examples(dataset: tf.data.Dataset, batch_size_tokens: int, max_length:
                 lambda index, example: augment(
                     example, tf.stack([tf.constant(seed or 0, tf.int64), index])),
                 num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+            # An augment may lengthen an example (subword sampling splits words finer).
+            dataset = dataset.filter(lambda example: _example_length(example) <= limit)
     uppers = bucket_upper_lengths(limit, length_bucket_step)
     dataset = dataset.bucket_by_sequence_length(
         element_length_func=_example_length,

@@ -26,8 +26,9 @@ from t2t_lite import registry
 from t2t_lite.contracts.decode_constraint import DecodeConstraint
 from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.data import tfrecords
+from t2t_lite.data.augmentation import Augment, chained
 from t2t_lite.data.encoders import ByteTextEncoder, TextEncoder
-from t2t_lite.data.word_dropout import Augment
+from t2t_lite.data.subword_sampling import sampled_encoders, subword_sampling
 from t2t_lite.hparam import HParams, HParamsError
 
 logger = logging.getLogger(__name__)
@@ -172,7 +173,18 @@ class Problem(abc.ABC):
 
     def training_augmentation(self, data_dir: str, hparams: HParams) -> Augment | None:
         """A random change of each training example, drawn afresh each time it is read
-        (``batch_examples`` applies it after shuffling), or None.
+        (``batch_examples`` applies it after shuffling), or None: the subword
+        sampling ``sentencepiece_alpha`` asks for (``subword_sampling.py``), then the
+        problem's own (``word_dropout_augmentation``)."""
+        augments = [self.word_dropout_augmentation(data_dir, hparams)]
+        if hparams.sentencepiece_alpha:
+            sampled = sampled_encoders(self.name, self.feature_encoders(data_dir), hparams)
+            augments.insert(0, subword_sampling(sampled, hparams.sentencepiece_alpha,
+                                                hparams.sentencepiece_nbest_size))
+        return chained([augment for augment in augments if augment is not None])
+
+    def word_dropout_augmentation(self, data_dir: str, hparams: HParams) -> Augment | None:
+        """Word dropout's change of a training example (``hparams.word_dropout``), or None.
 
         None here; ``word_dropout`` needs a word-level vocabulary, so a problem
         without one refuses it rather than train as if it were off.

@@ -26,6 +26,7 @@ import math
 import os
 import random
 import re
+import threading
 import time
 from typing import Iterable, Sequence
 
@@ -42,6 +43,8 @@ UNK_ID = NUM_RESERVED_IDS  # the first id after PAD and EOS
 MODEL_TYPES = ("bpe", "unigram")
 DEFAULT_CHARACTER_COVERAGE = 0.9995  # sentencepiece's own default
 _WHITESPACE_MARK = "\u2581"
+# sentencepiece's sampling reads one process-wide seed: set and read under this lock.
+_SAMPLING_SEED = threading.Lock()
 # sentencepiece's refusals of a size, and the size each names as possible.
 _SIZE_BOUNDS = (re.compile(r"Vocabulary size too high \(\d+\)\. Please set it to a value <= (\d+)"),
                 re.compile(r"Vocabulary size is smaller than required_chars\. \d+ vs (\d+)"))
@@ -199,6 +202,26 @@ class SubwordTextEncoder(TextEncoder):
 
     def encode(self, text: str) -> list[int]:
         return self._processor.encode(text)
+
+    @functools.cached_property
+    def model_type(self) -> str:
+        """"bpe" or "unigram" (what ``sample_encode``'s ``alpha`` means depends on it)."""
+        from sentencepiece import sentencepiece_model_pb2
+
+        model = sentencepiece_model_pb2.ModelProto.FromString(self._model_proto)
+        return sentencepiece_model_pb2.TrainerSpec.ModelType.Name(
+            model.trainer_spec.model_type).lower()
+
+    def sample_encode(self, text: str, alpha: float, nbest_size: int, seed: int) -> list[int]:
+        """One segmentation of ``text`` drawn at random, the same for the same ``seed``
+        (an unsigned 32-bit int): a BPE vocabulary drops each merge with probability
+        ``alpha`` (BPE-dropout); a unigram one samples from its ``nbest_size`` best
+        segmentations (-1: all of them) with their probabilities to the power ``alpha``
+        (Kudo 2018)."""
+        with _SAMPLING_SEED:
+            spm.set_random_generator_seed(seed)
+            return self._processor.encode(text, enable_sampling=True, alpha=alpha,
+                                          nbest_size=nbest_size if nbest_size else -1)
 
     def decode(self, ids: Sequence[int]) -> str:
         content = trim_ids(ids)

@@ -10,9 +10,8 @@ with probability ``alpha / (alpha + count)``: words seen once are dropped often
 (alpha 0.25: one time in five), frequent ones almost never, and the
 model sees ``<UNK>`` in the contexts where rare words occur.
 
-The drop is drawn afresh for every training example each time it is read
-(``batch_examples`` passes a seed from the example's position in the repeated
-stream), and reproducibly from the run's seed.
+The drop is drawn afresh for every training example each time it is read, and
+reproducibly from the run's seed (``augmentation.py``).
 
 Targets that copy the input words (a lexicalized parse tree spells each word
 in its slot) must keep copying them: the k-th word slot of the target holds the
@@ -20,16 +19,12 @@ k-th input word, so it is dropped exactly when that input word is.
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import NUM_RESERVED_IDS
+from t2t_lite.data.augmentation import Augment
 from t2t_lite.data.no_autotune import without_autotuning
-
-# (example, seed int64[2]) -> example: a training-time change of one example.
-Augment = Callable[[dict[str, tf.Tensor], tf.Tensor], dict[str, tf.Tensor]]
 
 
 def unk_probabilities(counts: np.ndarray, alpha: float, unk_id: int) -> np.ndarray:

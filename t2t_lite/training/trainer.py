@@ -16,7 +16,7 @@ import keras
 import tensorflow as tf
 
 from t2t_lite import interrupts
-from t2t_lite.data.pipeline import batch_examples, truncate_features
+from t2t_lite.data.pipeline import batch_examples, then_truncated, truncate_features
 from t2t_lite.data.tfrecords import shards_fingerprint
 from t2t_lite.experiment import Experiment
 from t2t_lite.hparams.common import LOSS_NORMALIZERS
@@ -149,8 +149,11 @@ class Trainer:
         augment = (self.experiment.problem.training_augmentation(self.experiment.data_dir,
                                                                  self.hparams)
                    if training else None)
-        dataset = truncate_features(dataset, {"inputs": self.hparams.max_input_seq_length,
-                                              "targets": self.hparams.max_target_seq_length})
+        cuts = {"inputs": self.hparams.max_input_seq_length,
+                "targets": self.hparams.max_target_seq_length}
+        dataset = truncate_features(dataset, cuts)
+        if augment is not None:
+            augment = then_truncated(augment, cuts)
         return batch_examples(dataset, tokens, self._max_length(training), training,
                               seed=self.options.seed + step,
                               length_bucket_step=self.hparams.length_bucket_step,
@@ -221,13 +224,15 @@ class Trainer:
             logging.warning("nothing to train: the run in %s is at step %d already, and "
                             "train_steps is %d (raise it to train on)",
                             self.experiment.output_dir, self.step, opts.train_steps)
+        # Built before the record is written: an augmentation the problem refuses
+        # (training_augmentation) leaves no run folder behind.
+        batches = self._batches("train", training=True)
         if self.chief:
             self.experiment.save()
             if warm_start:
                 warm_start.write_record(self.experiment.output_dir)
         train_step = self.train_step.compiled()
-        iterator: Iterator = iter(self.strategy.experimental_distribute_dataset(
-            self._batches("train", training=True)))
+        iterator: Iterator = iter(self.strategy.experimental_distribute_dataset(batches))
         if not self.checkpoints.follow_input(iterator, self.step):
             # Its state would not restore (said by the second follow_input): the input
             # restarts, seeded by the step as without a state.
