@@ -10,10 +10,13 @@
 # 2. Train De->En on the parallel half; keep its best checkpoint by val BLEU.
 # 3. Back-translate the German-only half into English twice: beam search (beam 5)
 #    and unrestricted sampling (temperature 1).
-# 4. Train En->De three times with the same step budget and vocabulary: the parallel
-#    half alone, plus the beam back-translations, plus the sampled ones; each keeps
-#    its best checkpoint by val BLEU (settings chosen on val), then decodes
-#    test_2016_flickr once and prints its BLEU.
+# 4. Train En->De four times with the same step budget and vocabulary: the parallel
+#    half alone, plus the beam back-translations, plus the sampled ones (each a
+#    second training corpus beside the parallel half, half of the examples each:
+#    translate_files' train2 at weight 1), plus the beam ones tagged (train2_tag=<BT>,
+#    Caswell et al. 2019: each back-translated source begins with <BT>, a piece
+#    added to the vocabulary); each keeps its best checkpoint by val BLEU (settings
+#    chosen on val), then decodes test_2016_flickr once and prints its BLEU.
 # Every step skips work whose output exists, so a stopped run goes on where it was.
 set -euo pipefail
 RAW_DIR=${RAW_DIR:-../shared/data/multi30k}
@@ -71,21 +74,22 @@ for how in beam sample; do
         --decode_from_file="$C/mono.de" --decode_to_file="$out"
 done
 
-# 4. En->De: the parallel half alone, then with each kind of back-translation.
+# 4. En->De: the parallel half alone, then with each kind of back-translation as a
+#    second corpus (the prefix bt_HOW: its .en the back-translations, its .de mono.de).
 for how in beam sample; do
-    [ -f "$C/train_$how.de" ] && continue
+    [ -f "$C/bt_$how.de" ] && continue
     # A sampled subword may be a byte piece that decodes to a control character (55
     # of 14,500 sampled lines here, none by beam), which t2t-datagen refuses: drop
     # them, as any corpus is cleaned (tab and newline kept).
-    tr -d '\000-\010\013-\037\177' < "$C/mono.$how.en" > "$C/mono.$how.clean.en"
-    cat "$C/para.en" "$C/mono.$how.clean.en" > "$C/train_$how.en"
-    cat "$C/para.de" "$C/mono.de" > "$C/train_$how.de"
+    tr -d '\000-\010\013-\037\177' < "$C/mono.$how.en" > "$C/bt_$how.en"
+    cp "$C/mono.de" "$C/bt_$how.de"
 done
 common="dev=$C/val,test=$C/test,source_lang=en,target_lang=de,vocab_model=$vocab"
 train en_de_parallel "train=$C/para,$common"
-train en_de_bt_beam "train=$C/train_beam,$common"
-train en_de_bt_sample "train=$C/train_sample,$common"
-for name in en_de_parallel en_de_bt_beam en_de_bt_sample; do
+train en_de_bt_beam "train=$C/para,train2=$C/bt_beam,$common"
+train en_de_bt_sample "train=$C/para,train2=$C/bt_sample,$common"
+train en_de_bt_beam_tagged "train=$C/para,train2=$C/bt_beam,train2_tag=<BT>,$common"
+for name in en_de_parallel en_de_bt_beam en_de_bt_sample en_de_bt_beam_tagged; do
     echo "== $name: best on val $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); b=r["best"]; print("step", b["step"], "BLEU", b["value"])' "$ROOT/$name/train/best.json")"
     t2t-decoder --output_dir="$ROOT/$name/train/best" --decode_hparams="$DECODE" \
         --decode_from_file="$C/test.en" --decode_to_file="$ROOT/$name/test.decoded" \

@@ -15,7 +15,9 @@ asked of one run's checkpoints (the learning rate does not depend on
 --train_steps, so a run's checkpoint at step S is what a run of S steps ends
 with). With --ensemble=DIR[,DIR...] (other training folders of the same
 problem and vocabulary) each of them is averaged the same way and the rows are
-the ensemble's, as t2t-decoder --ensemble decodes it. Tune on the dev split
+the ensemble's, as t2t-decoder --ensemble decodes it. A run that kept a moving
+average of its weights (moving_average_decay) is swept on the averages, or with
+--raw_weights on the weights as trained: the two in one run. Tune on the dev split
 only: the test set is for reporting the settings chosen here.
 """
 from __future__ import annotations
@@ -132,6 +134,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ensemble", default="",
                         help="other training folders (comma-separated) of the same problem "
                         "and vocabulary, averaged as --output_dir is: sweep their ensemble")
+    common.add_raw_weights_flag(parser)
     args = parser.parse_args(argv)
     from t2t_lite.decoding import file_decoding
     from t2t_lite.metrics.scoring import score_decodes
@@ -176,7 +179,8 @@ def main(argv: list[str] | None = None) -> None:
                                                 own_ends[step])
             model, _ = run.restored_model(averaged.path)
             members = [trained_run.restored_model(member, average_last_checkpoints(
-                member.output_dir, member_average, count, member_end[step]).path)[0]
+                member.output_dir, member_average, count, member_end[step]).path,
+                raw_weights=run.raw_weights)[0]
                 for member, member_average, member_end
                 in zip(member_runs, member_averages, member_ends)]
             ending = checkpoint_step(averaged.sources[-1])

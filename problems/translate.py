@@ -38,7 +38,7 @@ _LOG_EVERY_SENTENCES = 1_000_000
 _LINE_BREAKS = re.compile(r"[\r\n]+")
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     """``text`` without surrounding whitespace or inner line breaks (keeps files aligned)."""
     return _LINE_BREAKS.sub(" ", text).strip()
 
@@ -85,7 +85,7 @@ class TranslateProblem(Text2TextProblem):
     def _sentence_pairs(self, tmp_dir: str, subset: str) -> Iterator[tuple[str, str]]:
         self._check_test_set(subset)
         for texts in self.parallel_texts(tmp_dir, subset):
-            yield _one_line(texts[self.source_language]), _one_line(texts[self.target_language])
+            yield one_line(texts[self.source_language]), one_line(texts[self.target_language])
 
     def generate_samples(self, data_dir: str, tmp_dir: str,
                          split: str) -> Iterator[dict[str, str]]:
@@ -114,7 +114,7 @@ class TranslateProblem(Text2TextProblem):
         count = 0
         for texts in pairs:
             for language in languages or self.languages:
-                yield _one_line(texts[language])
+                yield one_line(texts[language])
             count += 2
             if count % _LOG_EVERY_SENTENCES == 0:
                 logger.info("%s: read %d sentences for the vocabulary", self.name, count)

@@ -16,6 +16,8 @@ OpenNMT-tf's ``source`` / ``target`` files):
 * one file of pairs (``train_pairs=FILE.tsv``), ``SOURCE<TAB>TARGET`` a line.
 
 ``train`` and ``dev`` are required, ``test`` optional. Paths are stored absolute.
+Up to three more training corpora (``train2`` .. ``train4``), each with its share of
+the examples and a tag, are ``training_corpora.py``'s.
 
 The vocabulary is a sentencepiece model (``vocab_type`` bpe or unigram,
 ``vocab_size``, ``character_coverage``, ``vocab_sample``: a seeded sample of
@@ -43,8 +45,11 @@ from t2t_lite.data.encoders import TextEncoder
 from t2t_lite.data.problem import SPLITS
 from t2t_lite.data.subword import DEFAULT_CHARACTER_COVERAGE, MODEL_TYPES, SubwordTextEncoder
 from t2t_lite.data.text_files import iter_utf8_lines
+from t2t_lite.data.tfrecords import CORPUS
 from t2t_lite.hparam import HParams, HParamsError, Range, at_least, off_or_above, one_of
-from t2t_lite.problems.translate import SUBWORD_MODEL_SUFFIX, TranslateProblem
+from t2t_lite.problems.training_corpora import (CORPORA, add_corpus_options, check_corpora,
+                                                tags, training_corpora)
+from t2t_lite.problems.translate import SUBWORD_MODEL_SUFFIX, TranslateProblem, one_line
 
 SIDES = ("source", "target")
 VOCAB_SAMPLE = 1_000_000  # sentences the vocabulary trains on (the WMT problems' sample)
@@ -68,7 +73,7 @@ def translate_options() -> HParams:
     for split in SPLITS:
         options.extend(**{split: "", f"{split}_source": "", f"{split}_target": "",
                           f"{split}_pairs": ""})
-    return _with_vocabulary(options)
+    return _with_vocabulary(add_corpus_options(options))
 
 
 def _with_vocabulary(options: HParams) -> HParams:
@@ -166,9 +171,14 @@ class FilesProblem(data_options.RecordedOptions, TranslateProblem):
         if options.source_lang and options.source_lang == options.target_lang:
             raise HParamsError(f"{data_options.SOURCE}: source_lang and target_lang are "
                                f"both {options.source_lang!r}")
-        for split in SPLITS:
+        for split in SPLITS + CORPORA[1:]:
             self.split_files(options, split, tmp_dir)
         _resolve_vocabulary(options)
+        if "train_weight" in options:  # a problem of several corpora
+            check_corpora(options)
+            own_model = options.vocab_model or options.source_vocab_model
+            if own_model and tags(options):  # a tag it cannot hold: refused before any work
+                SubwordTextEncoder.adopt(own_model, tags(options))
         self._current = options
         return options
 
@@ -222,16 +232,40 @@ class FilesProblem(data_options.RecordedOptions, TranslateProblem):
             raise ValueError(f"{paths[0]}:1: the file is empty")
 
     def check_data_inputs(self, options: HParams) -> None:
-        for split in SPLITS:
+        for split in SPLITS + CORPORA[1:]:
             if self.has_split(options, split):
                 for _ in self.split_lines(options, split):
                     pass
 
     def parallel_texts(self, tmp_dir: str, subset: str) -> Iterator[dict[str, str]]:
+        """``subset``'s pairs (train: every training corpus's, in order, untagged)."""
         options = self.current()
         self._check_test_set(subset)
-        for source, target in self.split_lines(options, subset):
-            yield {self.source_language: source, self.target_language: target}
+        names = ([corpus.name for corpus in training_corpora(options)] if subset == "train"
+                 else [subset])
+        for name in names:
+            for source, target in self.split_lines(options, name):
+                yield {self.source_language: source, self.target_language: target}
+
+    def generate_samples(self, data_dir: str, tmp_dir: str,
+                         split: str) -> Iterator[dict[str, str]]:
+        """The split's samples; a training corpus's sources begin with its tag, and
+        with several corpora each sample says its corpus (``tfrecords.CORPUS``)."""
+        corpora = training_corpora(self.current()) if split == "train" else []
+        if not any(corpus.tag for corpus in corpora) and len(corpora) < 2:
+            yield from super().generate_samples(data_dir, tmp_dir, split)
+            return
+        for index, corpus in enumerate(corpora):
+            for source, target in self.split_lines(self.current(), corpus.name):
+                sample = {"inputs": one_line(f"{corpus.tag} {source}" if corpus.tag else source),
+                          "targets": one_line(target)}
+                if len(corpora) > 1:
+                    sample[CORPUS] = index
+                yield sample
+
+    def corpus_weights(self, data_dir: str) -> list[float]:
+        corpora = training_corpora(self.options(data_dir))
+        return [corpus.weight for corpus in corpora] if len(corpora) > 1 else []
 
     # The vocabularies.
     @property
@@ -261,6 +295,7 @@ class FilesProblem(data_options.RecordedOptions, TranslateProblem):
     def _write_vocab(self, data_dir: str, tmp_dir: str) -> None:
         options = self.options(data_dir)
         paths = self._vocab_model_paths(data_dir)
+        symbols = tags(options) if "train_weight" in options else []  # on the source side
         if options.shared_vocab:
             jobs = [(paths["targets"], options.vocab_model, self.languages)]
         else:
@@ -269,15 +304,16 @@ class FilesProblem(data_options.RecordedOptions, TranslateProblem):
         for path, own_model, languages in jobs:
             if os.path.exists(path):
                 continue
+            own = symbols if path == paths["inputs"] else []
             if own_model:
-                SubwordTextEncoder.adopt(own_model).store_to_file(path)
+                SubwordTextEncoder.adopt(own_model, own).store_to_file(path)
                 continue
             SubwordTextEncoder.build(
                 self._vocab_sentences(self.parallel_texts(tmp_dir, "train"), languages),
                 options.vocab_size, options.vocab_type,
                 path_prefix=path[:-len(SUBWORD_MODEL_SUFFIX)],
                 max_sentences=options.vocab_sample,
-                character_coverage=options.character_coverage)
+                character_coverage=options.character_coverage, symbols=own)
 
     def generated_splits(self, data_dir: str) -> tuple[str, ...]:
         """The splits whose files were given."""

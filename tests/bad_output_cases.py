@@ -87,6 +87,20 @@ CASES = [
     Case("a pairs file without tabs", t2t_datagen.main,
          lambda ws: files_datagen(ws, f"train_pairs={ws.path('in.txt')}"),
          "in.txt:1: no tab; a pairs file holds SOURCE<TAB>TARGET"),
+    Case("a corpus weight that is not positive", t2t_datagen.main,
+         lambda ws: files_datagen(ws, f"train_source={ws.path('in.txt')},"
+                                      f"train_target={ws.path('in.txt')},"
+                                      f"train2_source={ws.path('in.txt')},"
+                                      f"train2_target={ws.path('in.txt')},train2_weight=0"),
+         "--data_options: hparam 'train2_weight' must be > 0, got 0.0"),
+    Case("a corpus tag the vocabulary reserves", t2t_datagen.main,
+         lambda ws: files_datagen(ws, f"train_source={ws.path('in.txt')},"
+                                      f"train_target={ws.path('in.txt')},train_tag=</s>"),
+         "--data_options: train_tag=</s>: a piece every vocabulary reserves"),
+    Case("a weight of a corpus not given", t2t_datagen.main,
+         lambda ws: files_datagen(ws, f"train_source={ws.path('in.txt')},"
+                                      f"train_target={ws.path('in.txt')},train3_weight=2"),
+         "--data_options: train3_weight: no train3 corpus is given"),
     Case("a data option out of range", t2t_datagen.main,
          lambda ws: files_datagen(ws, f"train_pairs={ws.path('in.txt')},vocab_size=0"),
          "--data_options: hparam 'vocab_size' must be >= 3, got 0"),

@@ -138,3 +138,32 @@ class Said(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(record.getMessage())
+
+
+def sweep_decode_lines(monkeypatch, capsys, flags):
+    """benchmarks/sweep_decode.py run with ``flags``: its printed lines."""
+    capsys.readouterr()  # what earlier commands printed
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks", "sweep_decode.py")
+    spec = importlib.util.spec_from_file_location("sweep_decode", path)
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    monkeypatch.setattr(sys, "argv", ["sweep_decode.py", f"--t2t_usr_dir={USR_DIR}", *flags])
+    sweep.main()
+    return capsys.readouterr().out.splitlines()
+
+
+def train_and_resume_files_run(data_dir: str, output_dir, hparams: str = "") -> None:
+    """A tiny translate_files run of 2 steps, then resumed to 4 (its input state saved
+    and restored): the trainer's path for a problem of the user's files."""
+    import tensorflow as tf
+
+    tiny = "num_hidden_layers=1,hidden_size=16,filter_size=16,num_heads=2"
+    flags = ["--problem=translate_files", "--model=transformer", "--hparams_set=transformer_tiny",
+             f"--data_dir={data_dir}", f"--output_dir={output_dir}",
+             f"--hparams={','.join(filter(None, (tiny, hparams)))}",
+             "--save_checkpoints_steps=2", "--log_every_steps=2", "--eval_batches=1"]
+    assert t2t_trainer.main(flags + ["--train_steps=2"]) == 0
+    assert t2t_trainer.main(flags + ["--train_steps=4"]) == 0
+    assert tf.train.latest_checkpoint(str(output_dir)).endswith("-4")

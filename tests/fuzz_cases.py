@@ -90,6 +90,9 @@ TREES = "train=files/gold.trees,dev=files/gold.trees"
 DATA_OPTIONS = ["", "vocab_size=3", "vocab_size=0", "nope=1", "train_pairs=files/pairs.tsv",
                 "train_pairs=files/pairs.tsv,dev_pairs=files/pairs.tsv,vocab_size=300",
                 "train_pairs=files/in.txt,dev_pairs=files/in.txt", "train=[1,2]",
+                "train_pairs=files/pairs.tsv,train2_pairs=files/pairs.tsv,train2_tag=<BT>,"
+                "train2_weight=3,dev_pairs=files/pairs.tsv,vocab_size=300",
+                "train_pairs=files/pairs.tsv,train2_weight=nan,train3_tag=<unk>",
                 f"{TREES},closers=labelled", f"{TREES},linearization=xx,closers=labelled",
                 f"{TREES},closers=nope", "train=files/in.txt,dev=files/gold.trees"]
 FILES_PROBLEMS = ("translate_files", "parsing_files")  # the problems data options are for

@@ -19,7 +19,7 @@ import re
 
 _PROG = re.compile(r"\bt2t-[a-z-]+")
 _FLAG = re.compile(r"(?<![\w/=-])--([a-z][a-z0-9_]*)")
-_PATH = re.compile(r"(?<![\w.=:~/-])(/[^\s,;:'\"()]+)")  # not a URL's, nor ~/x's
+_PATH = re.compile(r"(?<![\w.=:~/<-])(/[^\s,;:'\"()]+)")  # not a URL's, ~/x's nor a tag's (</s>)
 # Words by which a line says that the path it names is not there (so it need not be).
 _SAID_MISSING = re.compile(r"not there|not found|does not exist|no such|is missing|went while|"
                            r"is gone")

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from cli_helpers import COMMON, USR_DIR, error_of, train_tiny, with_flags
+from cli_helpers import COMMON, USR_DIR, error_of, sweep_decode_lines, train_tiny, with_flags
 from t2t_lite.bin import t2t_attention, t2t_datagen, t2t_decoder, t2t_trainer
 from t2t_lite.hparam import HParams
 
@@ -285,21 +285,6 @@ def test_ensemble_decodes_with_every_members_latest_checkpoint(trained, tmp_path
     assert "--score_file scores one model" in line
 
 
-def _sweep_decode(monkeypatch, capsys, flags):
-    """benchmarks/sweep_decode.py run with ``flags``: its printed lines."""
-    capsys.readouterr()  # what earlier commands printed
-    import importlib.util
-    import sys
-
-    path = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks", "sweep_decode.py")
-    spec = importlib.util.spec_from_file_location("sweep_decode", path)
-    sweep = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sweep)
-    monkeypatch.setattr(sys, "argv", ["sweep_decode.py", f"--t2t_usr_dir={USR_DIR}", *flags])
-    sweep.main()
-    return capsys.readouterr().out.splitlines()
-
-
 def test_sweep_decode_of_an_ensemble_decodes_as_the_decoder_does(trained, tmp_path, capsys,
                                                                 monkeypatch):
     """benchmarks/sweep_decode.py --ensemble averages each member as it averages
@@ -321,13 +306,13 @@ def test_sweep_decode_of_an_ensemble_decodes_as_the_decoder_does(trained, tmp_pa
     assert all(reference.read_text().splitlines())
     sweep = [f"--output_dir={output_dir}", f"--source={source}", f"--reference={reference}",
              "--averages=1", "--beams=2", "--alphas=2.0", f"--decode_hparams={decode}"]
-    assert "| 1 | 2 | 2.0 | 100.00 |" in _sweep_decode(
+    assert "| 1 | 2 | 2.0 | 100.00 |" in sweep_decode_lines(
         monkeypatch, capsys, sweep + [f"--ensemble={member}"])[2]
-    assert "| 1 | 2 | 2.0 | 0.00 |" in _sweep_decode(monkeypatch, capsys, sweep)[2]
-    assert "| 1 | 2 | 2.0 | 0.00 |" in _sweep_decode(
+    assert "| 1 | 2 | 2.0 | 0.00 |" in sweep_decode_lines(monkeypatch, capsys, sweep)[2]
+    assert "| 1 | 2 | 2.0 | 0.00 |" in sweep_decode_lines(
         monkeypatch, capsys, with_flags(sweep, f"--output_dir={member}"))[2]
     with pytest.raises(ValueError, match="one model is named twice"):
-        _sweep_decode(monkeypatch, capsys, sweep + [f"--ensemble={member},{member}/"])
+        sweep_decode_lines(monkeypatch, capsys, sweep + [f"--ensemble={member},{member}/"])
 
 
 def test_sweep_decode_up_to_steps_averages_the_checkpoints_ending_there(trained, tmp_path,
@@ -354,12 +339,12 @@ def test_sweep_decode_up_to_steps_averages_the_checkpoints_ending_there(trained,
     assert all(set(line.split()) == {"1"} for line in reference.read_text().splitlines())
     sweep = [f"--output_dir={output_dir}", f"--source={source}", f"--reference={reference}",
              "--averages=1", "--beams=2", "--alphas=0.6", f"--decode_hparams={decode}"]
-    rows = _sweep_decode(monkeypatch, capsys, sweep + ["--up_to_steps=4,6"])
+    rows = sweep_decode_lines(monkeypatch, capsys, sweep + ["--up_to_steps=4,6"])
     assert "| 4 | 1 | 2 | 0.6 | 0.00 |" in rows[2] and "| 6 | 1 | 2 | 0.6 | 100.00 |" in rows[3]
     assert "up to step 6 averaged" in rows[-1]
-    assert "| 6 | 1 | 2 | 0.6 | 100.00 |" in _sweep_decode(monkeypatch, capsys, sweep)[2]
+    assert "| 6 | 1 | 2 | 0.6 | 100.00 |" in sweep_decode_lines(monkeypatch, capsys, sweep)[2]
     with pytest.raises(ValueError, match="no checkpoint at step 5; it has steps 2, 4, 6"):
-        _sweep_decode(monkeypatch, capsys, sweep + ["--up_to_steps=4,5"])
+        sweep_decode_lines(monkeypatch, capsys, sweep + ["--up_to_steps=4,5"])
 
 
 def test_decode_non_utf8_names_line_and_keeps_output(trained, tmp_path, capsys):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from cli_helpers import COMMON, USR_DIR, train_tiny
+from cli_helpers import COMMON, USR_DIR, sweep_decode_lines, train_tiny
 from t2t_lite.bin import t2t_avg_all, t2t_decoder, t2t_trainer
 from t2t_lite.training.checkpoints import model_variables, restore_model
 from t2t_lite.training.moving_average import AVERAGE, holds_average
@@ -44,6 +44,19 @@ def test_the_average_follows_the_rule_step_by_step(reverse_data, tmp_path):
     for path, average in averages(trainer).items():
         np.testing.assert_allclose(average, expected[path], rtol=1e-5, atol=1e-7)
         assert not np.allclose(average, weights[path])  # an average, not the weights
+
+
+def test_the_average_leaves_the_training_as_it_was(reverse_data, tmp_path):
+    """The average only watches: the weights trained with it are those trained without
+    (so one run measures both, docs/RESULTS.md)."""
+    averaged = averaged_trainer(reverse_data, tmp_path / "on")
+    plain = make_trainer(reverse_data, tmp_path / "off", training_hparams(),
+                         save_checkpoints_steps=10**6, eval_batches=1)
+    plain.model.set_weights(averaged.model.get_weights())
+    averaged.train_on(fixed_reverse_batches(), 3)
+    plain.train_on(fixed_reverse_batches(), 3)
+    for path, weights in trainable(plain).items():
+        np.testing.assert_allclose(trainable(averaged)[path], weights, rtol=1e-6, atol=1e-7)
 
 
 def test_two_replicas_keep_the_average_of_one_device(reverse_data, tmp_path, two_cpu_strategy):
@@ -139,6 +152,29 @@ def test_the_decoder_decodes_the_average_and_raw_weights_on_request(tmp_path, ca
     assert "holds a moving average of the weights and" in capsys.readouterr().err
     assert t2t_avg_all.main(avg + ["--n=1"]) == 0
     assert holds_average(tf.train.latest_checkpoint(str(tmp_path / "avg")))
+
+
+def test_sweep_decode_sweeps_the_average_or_the_raw_weights(tmp_path, capsys, monkeypatch):
+    """benchmarks/sweep_decode.py reads what t2t-decoder reads: the averages, or with
+    --raw_weights the weights as trained (one run measures both, docs/RESULTS.md)."""
+    from t2t_lite.training import checkpoints
+
+    data_dir, output_dir = train_tiny(tmp_path)
+    source = tmp_path / "in.txt"
+    source.write_text("0 1 1\n1 0\n")
+    read_averages = []
+    restore = checkpoints.restore_model
+
+    def spied(*args, averaged=True, **kwargs):
+        read_averages.append(averaged)
+        return restore(*args, averaged=averaged, **kwargs)
+
+    monkeypatch.setattr(checkpoints, "restore_model", spied)
+    sweep = [f"--output_dir={output_dir}", f"--source={source}", f"--reference={source}",
+             "--averages=1", "--beams=1", "--alphas=0.6"]
+    sweep_decode_lines(monkeypatch, capsys, sweep)
+    sweep_decode_lines(monkeypatch, capsys, sweep + ["--raw_weights"])
+    assert read_averages == [True, False]
 
 
 def test_a_decay_outside_0_1_is_refused_by_its_range(reverse_data, tmp_path):

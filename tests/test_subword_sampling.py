@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from cli_helpers import train_and_resume_files_run
 from t2t_lite import registry
-from t2t_lite.bin import t2t_datagen, t2t_trainer
+from t2t_lite.bin import t2t_datagen
 from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.data.augmentation import chained
 from t2t_lite.data.pipeline import batch_examples, then_truncated
@@ -152,15 +153,8 @@ def test_dev_is_never_sampled(files_data, tmp_path):
 
 def test_a_run_trains_and_resumes_with_sampling(tmp_path):
     """(BPE only: the trainer's path is the same for both.)"""
-    data_dir = files_data_dir(tmp_path, "bpe")
-    flags = ["--problem=translate_files", "--model=transformer", "--hparams_set=transformer_tiny",
-             f"--data_dir={data_dir}", f"--output_dir={tmp_path / 'run'}",
-             "--hparams=num_hidden_layers=1,hidden_size=16,filter_size=16,num_heads=2,"
-             "sentencepiece_alpha=0.2",
-             "--save_checkpoints_steps=2", "--log_every_steps=2", "--eval_batches=1"]
-    assert t2t_trainer.main(flags + ["--train_steps=2"]) == 0
-    assert t2t_trainer.main(flags + ["--train_steps=4"]) == 0
-    assert tf.train.latest_checkpoint(str(tmp_path / "run")).endswith("-4")
+    train_and_resume_files_run(files_data_dir(tmp_path, "bpe"), tmp_path / "run",
+                               "sentencepiece_alpha=0.2")
 
 
 @pytest.mark.parametrize("overrides, says", [

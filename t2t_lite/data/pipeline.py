@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.data.no_autotune import without_autotuning
+from t2t_lite.data.tfrecords import CORPUS
 from t2t_lite.data.augmentation import Augment
 
 _MIN_BUCKET_LENGTH = 8
@@ -66,10 +67,25 @@ def then_truncated(augment: Augment, lengths: dict[str, int]) -> Augment:
     return lambda example, seed: _cut(augment(example, seed), cuts)
 
 
+def _by_corpus(dataset: tf.data.Dataset, weights: list[float], shuffle_buffer: int,
+               seed: int | None, fits) -> tf.data.Dataset:
+    """Training examples drawn from each corpus (``tfrecords.CORPUS``) in proportion to
+    its weight, each corpus shuffled and repeated on its own."""
+    streams = []
+    for index in range(len(weights)):
+        stream = dataset.filter(lambda example, k=index: tf.equal(example[CORPUS][0], k))
+        stream = stream.map(lambda example: {key: ids for key, ids in example.items()
+                                             if key != CORPUS}).filter(fits)
+        streams.append(stream.shuffle(shuffle_buffer, seed=None if seed is None else seed + index,
+                                      reshuffle_each_iteration=True).repeat())
+    return tf.data.Dataset.sample_from_datasets(streams, weights, seed=seed)
+
+
 def batch_examples(dataset: tf.data.Dataset, batch_size_tokens: int, max_length: int,
                    training: bool, shuffle_buffer: int = 10000,
                    seed: int | None = None, length_bucket_step: float = 1.1,
-                   augment: Augment | None = None) -> tf.data.Dataset:
+                   augment: Augment | None = None,
+                   corpus_weights: list[float] | None = None) -> tf.data.Dataset:
     """Padded batches ``{"inputs": int32[B, S], "targets": int32[B, T]}`` with B*max(S, T)
     at most ``batch_size_tokens``.
 
@@ -79,7 +95,9 @@ def batch_examples(dataset: tf.data.Dataset, batch_size_tokens: int, max_length:
     example appears once, in a deterministic order. ``augment`` (training only)
     changes each example as it is read, seeded by ``seed`` and the example's
     position in the repeated stream: other draws each epoch, the same ones each run;
-    an example it makes longer than the limits is dropped then.
+    an example it makes longer than the limits is dropped then. ``corpus_weights``
+    (training only; the examples hold ``tfrecords.CORPUS``): each corpus's share of
+    the stream, whatever its length.
     """
     if batch_size_tokens < 1:
         raise ValueError(f"batch_size_tokens must be positive, got {batch_size_tokens}")
@@ -87,17 +105,24 @@ def batch_examples(dataset: tf.data.Dataset, batch_size_tokens: int, max_length:
         raise ValueError(f"max_length must be >= 0 (0 = limited by the token budget), "
                          f"got {max_length}")
     limit = min(max_length, batch_size_tokens) if max_length else batch_size_tokens
-    dataset = dataset.filter(lambda example: _example_length(example) <= limit)
-    if training:
-        dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
-        dataset = dataset.repeat()
-        if augment is not None:
-            dataset = dataset.enumerate().map(
-                lambda index, example: augment(
-                    example, tf.stack([tf.constant(seed or 0, tf.int64), index])),
-                num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-            # An augment may lengthen an example (subword sampling splits words finer).
-            dataset = dataset.filter(lambda example: _example_length(example) <= limit)
+
+    def fits(example: dict[str, tf.Tensor]) -> tf.Tensor:
+        return _example_length(example) <= limit
+
+    if training and corpus_weights:
+        dataset = _by_corpus(dataset, corpus_weights, shuffle_buffer, seed, fits)
+    elif training:
+        dataset = dataset.filter(fits).shuffle(shuffle_buffer, seed=seed,
+                                               reshuffle_each_iteration=True).repeat()
+    else:
+        dataset = dataset.filter(fits)
+    if training and augment is not None:
+        dataset = dataset.enumerate().map(
+            lambda index, example: augment(
+                example, tf.stack([tf.constant(seed or 0, tf.int64), index])),
+            num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+        # An augment may lengthen an example (subword sampling splits words finer).
+        dataset = dataset.filter(fits)
     uppers = bucket_upper_lengths(limit, length_bucket_step)
     dataset = dataset.bucket_by_sequence_length(
         element_length_func=_example_length,

@@ -267,13 +267,21 @@ class Problem(abc.ABC):
                                              f"{self.datagen_command(data_dir)}")
         return paths
 
-    def dataset(self, split: str, data_dir: str, shuffle_files: bool = False) -> tf.data.Dataset:
-        """Examples ``{"inputs": int32[None], "targets": int32[None]}``, each ending in EOS.
+    def dataset(self, split: str, data_dir: str, shuffle_files: bool = False,
+                with_corpus: bool = False) -> tf.data.Dataset:
+        """Examples ``{"inputs": int32[None], "targets": int32[None]}``, each ending in EOS
+        (``with_corpus``: and ``tfrecords.CORPUS``, int32[1], its training corpus).
 
         The shards are checked first (``check_data``), so a corrupt one fails here, by name.
         """
         paths = self.check_data(split, data_dir)
-        return tfrecords.read_shards(paths, self.feature_keys, shuffle_files=shuffle_files)
+        keys = self.feature_keys + ((tfrecords.CORPUS,) if with_corpus else ())
+        return tfrecords.read_shards(paths, keys, shuffle_files=shuffle_files)
+
+    def corpus_weights(self, data_dir: str) -> list[float]:
+        """Each training corpus's weight, when the train split holds several that
+        training samples by weight (``tfrecords.CORPUS``); [] for one corpus."""
+        return []
 
 
 class Text2TextProblem(Problem):
@@ -329,8 +337,11 @@ class Text2TextProblem(Problem):
             if missing:
                 raise KeyError(f"{type(self).__name__}.generate_samples yielded a sample "
                                f"without {missing}: {sample!r}")
-            yield {key: encoders[key].encode(sample[key]) + [EOS_ID]
-                   for key in self.feature_keys}
+            encoded = {key: encoders[key].encode(sample[key]) + [EOS_ID]
+                       for key in self.feature_keys}
+            if tfrecords.CORPUS in sample:  # an int: the sample's training corpus
+                encoded[tfrecords.CORPUS] = [sample[tfrecords.CORPUS]]
+            yield encoded
 
     def generate_data(self, data_dir: str, tmp_dir: str) -> None:
         os.makedirs(data_dir, exist_ok=True)

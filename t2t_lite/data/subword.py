@@ -84,7 +84,8 @@ class SubwordTextEncoder(TextEncoder):
     @classmethod
     def build(cls, text_iterator: Iterable[str], vocab_size: int, model_type: str = "bpe",
               *, path_prefix: str, max_sentences: int = 0, seed: int = 1,
-              character_coverage: float = DEFAULT_CHARACTER_COVERAGE) -> "SubwordTextEncoder":
+              character_coverage: float = DEFAULT_CHARACTER_COVERAGE,
+              symbols: Sequence[str] = ()) -> "SubwordTextEncoder":
         """Trains a vocabulary on ``text_iterator`` and saves it as ``path_prefix + ".model"``.
 
         When that file already exists it is loaded instead and ``text_iterator`` is
@@ -94,13 +95,15 @@ class SubwordTextEncoder(TextEncoder):
         ``seed``; 0 uses all. ``character_coverage``: the share of the text's
         characters that get pieces of their own (the rarest others are spelled in
         bytes). Training is deterministic: fixed seed, one thread
-        (multi-threaded unigram training is not reproducible).
+        (multi-threaded unigram training is not reproducible). ``symbols``: tokens
+        that are pieces of their own, never split (sentencepiece's user-defined
+        symbols: the tags of tagged back-translation).
         """
         model_path = path_prefix + ".model"
         if os.path.exists(model_path):
             return cls.load_from_file(model_path)
         encoder = cls.train(text_iterator, vocab_size, model_type, max_sentences=max_sentences,
-                            seed=seed, character_coverage=character_coverage)
+                            seed=seed, character_coverage=character_coverage, symbols=symbols)
         encoder.store_to_file(model_path)
         logger.info("wrote the vocabulary to %s", model_path)
         return encoder
@@ -109,7 +112,8 @@ class SubwordTextEncoder(TextEncoder):
     def train(cls, text_iterator: Iterable[str], vocab_size: int, model_type: str = "bpe", *,
               max_sentences: int = 0, seed: int = 1,
               character_coverage: float = DEFAULT_CHARACTER_COVERAGE,
-              fit_to_data: bool = False, max_piece_length: int = 16) -> "SubwordTextEncoder":
+              fit_to_data: bool = False, max_piece_length: int = 16,
+              symbols: Sequence[str] = ()) -> "SubwordTextEncoder":
         """``build``'s vocabulary, in memory. With ``fit_to_data``, a size the text
         cannot give (more pieces than it has, or fewer than its characters and the
         byte pieces need) is moved to the nearest it can, with one warning, as
@@ -122,7 +126,8 @@ class SubwordTextEncoder(TextEncoder):
         for _ in range(4):  # each retry takes the bound sentencepiece names
             try:
                 encoder = cls._train_once(sentences, vocab_size, model_type, max_sentences,
-                                          seed, character_coverage, max_piece_length)
+                                          seed, character_coverage, max_piece_length,
+                                          symbols=symbols)
             except ValueError as error:
                 bound = _size_bound(str(error)) if fit_to_data else None
                 if bound is None or bound == vocab_size:
@@ -139,7 +144,8 @@ class SubwordTextEncoder(TextEncoder):
     @classmethod
     def _train_once(cls, sentences: Iterable[str], vocab_size: int, model_type: str,
                     max_sentences: int, seed: int, character_coverage: float,
-                    max_piece_length: int) -> "SubwordTextEncoder":
+                    max_piece_length: int, *, symbols: Sequence[str] = ()
+                    ) -> "SubwordTextEncoder":
         spm.set_random_generator_seed(seed)
         model = io.BytesIO()
         started = time.monotonic()
@@ -156,6 +162,7 @@ class SubwordTextEncoder(TextEncoder):
                 remove_extra_whitespaces=False,
                 character_coverage=character_coverage,
                 max_sentencepiece_length=max_piece_length,
+                user_defined_symbols=list(symbols),
                 num_threads=1, minloglevel=2)
         except RuntimeError as err:
             raise ValueError(f"sentencepiece could not train a {vocab_size}-token "
@@ -164,12 +171,14 @@ class SubwordTextEncoder(TextEncoder):
         return cls(model.getvalue())
 
     @classmethod
-    def adopt(cls, path: str) -> "SubwordTextEncoder":
+    def adopt(cls, path: str, symbols: Sequence[str] = ()) -> "SubwordTextEncoder":
         """A user's own sentencepiece model (``path``), its special pieces moved to
         this project's reserved ids: PAD 0, EOS 1, unknown 2, no BOS (a model trained
         with sentencepiece's defaults has unknown 0, BOS 1, EOS 2 and no PAD). Every
         other piece keeps its text, score and order: the model splits text as before,
-        only the ids move (by up to 3 places, and its size by up to +1 or -1)."""
+        only the ids move (by up to 3 places, and its size by up to +1 or -1).
+        ``symbols`` the model lacks are added after its pieces, as user-defined ones
+        (one id each); one it holds as another kind of piece is refused."""
         from sentencepiece import sentencepiece_model_pb2
 
         model = sentencepiece_model_pb2.ModelProto()
@@ -191,6 +200,14 @@ class SubwordTextEncoder(TextEncoder):
                            ("<unk>", piece_type.UNKNOWN)):
             model.pieces.add(piece=text, score=0.0, type=kind)
         model.pieces.extend(kept)
+        held = {piece.piece: piece.type for piece in model.pieces}
+        for symbol in symbols:
+            if symbol not in held:
+                model.pieces.add(piece=symbol, score=0.0, type=piece_type.USER_DEFINED)
+            elif held[symbol] != piece_type.USER_DEFINED:
+                raise ValueError(f"{path} holds {symbol} as a piece of kind "
+                                 f"{piece_type.Type.Name(held[symbol])}, so it cannot be a "
+                                 "tag: choose a token it does not hold")
         spec.pad_id, spec.eos_id, spec.unk_id, spec.bos_id = PAD_ID, EOS_ID, UNK_ID, -1
         spec.pad_piece, spec.eos_piece, spec.unk_piece = "<pad>", "</s>", "<unk>"
         spec.vocab_size = len(model.pieces)

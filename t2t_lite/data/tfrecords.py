@@ -23,6 +23,9 @@ from t2t_lite.progress import progress
 
 logger = logging.getLogger(__name__)
 
+# A training example's corpus (its index) in a problem trained on several with weights
+# (problems/training_corpora.py): read only by training, which samples by corpus.
+CORPUS = "corpus"
 _INCOMPLETE_SUFFIX = ".incomplete"
 _CHECK_BATCH = 8192  # records per step when scanning a shard; large = fast
 

@@ -140,15 +140,15 @@ class Trainer:
 
     # ----- data -----
     def _batches(self, split: str, training: bool) -> tf.data.Dataset:
-        dataset = self.experiment.problem.dataset(
-            split, self.experiment.data_dir, shuffle_files=training)
+        problem, data_dir = self.experiment.problem, self.experiment.data_dir
+        weights = problem.corpus_weights(data_dir) if training else []
+        dataset = problem.dataset(split, data_dir, shuffle_files=training,
+                                  with_corpus=bool(weights))
         tokens = self.hparams.batch_size * self.strategy.num_replicas_in_sync
         # A run resumed without an input state (RunCheckpoints) is seeded by its
         # step too, so that it does not replay the data order of the run's start.
         step = 0 if self.checkpoints.has_input_state(self.step) else self.step
-        augment = (self.experiment.problem.training_augmentation(self.experiment.data_dir,
-                                                                 self.hparams)
-                   if training else None)
+        augment = problem.training_augmentation(data_dir, self.hparams) if training else None
         cuts = {"inputs": self.hparams.max_input_seq_length,
                 "targets": self.hparams.max_target_seq_length}
         dataset = truncate_features(dataset, cuts)
@@ -157,7 +157,7 @@ class Trainer:
         return batch_examples(dataset, tokens, self._max_length(training), training,
                               seed=self.options.seed + step,
                               length_bucket_step=self.hparams.length_bucket_step,
-                              augment=augment)
+                              augment=augment, corpus_weights=weights)
 
     def _step(self, train_step, iterator: Iterator) -> tuple:
         """One ``train_step``; a training stream that ends (it repeats: none of its
