@@ -49,7 +49,7 @@ def main() -> int:
     args = parser.parse_args()
     # Loaded once the flags are read: they import TensorFlow, which parse_args starts
     # quietly.
-    from t2t_lite.decoding.beam_search import STOP_RULES
+    from t2t_lite.decoding.search_options import STOP_RULES
     from t2t_lite.problems.algorithmic import fresh_binary_strings, reversal_accuracy_by_length
     stop_rules = args.stop_rules.split(",")
     unknown = [rule for rule in stop_rules if rule not in STOP_RULES]

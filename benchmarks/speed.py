@@ -41,6 +41,7 @@ from t2t_lite import registry  # noqa: E402
 from t2t_lite.builtins import load_builtins  # noqa: E402
 from t2t_lite.data.problem import Problem  # noqa: E402
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder  # noqa: E402
+from t2t_lite.decoding.search_options import SearchOptions  # noqa: E402
 from t2t_lite.experiment import Experiment  # noqa: E402
 from t2t_lite.training.train_options import TrainOptions  # noqa: E402
 from t2t_lite.training.trainer import Trainer  # noqa: E402
@@ -163,7 +164,8 @@ def main() -> None:
         if "beam" in only:
             # As t2t-decoder decodes (and holds): a mixed dtype's weights in its compute dtype.
             model = experiment.inference_model(model)
-            search = BeamSearchDecoder(model, args.beam, 0.6, allow_eos=False,
+            search = BeamSearchDecoder(model, SearchOptions(beam_size=args.beam, alpha=0.6,
+                                                            allow_eos=False),
                                        jit_compile=hparams.xla)
             inputs = random_ids(rng, args.vocab, args.decode_batch, args.src_len)
             ids, _ = search(inputs, args.out_len)

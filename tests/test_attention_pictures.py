@@ -13,6 +13,7 @@ import tensorflow as tf
 from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.data.encoders import ByteTextEncoder, TokenTextEncoder
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
+from t2t_lite.decoding.search_options import SearchOptions
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.models.luong import LSTMSeq2seqAttentionLuong
 from t2t_lite.visualization.attention_maps import attention_maps, best_decode
@@ -61,7 +62,8 @@ def test_maps_label_queries_and_keys_of_every_kind(make_model, shapes):
 
 
 def test_best_decode_ends_in_eos():
-    ids = best_decode(BeamSearchDecoder(transformer(), 2, 0.6), SOURCE, extra_length=3)
+    ids = best_decode(BeamSearchDecoder(transformer(), SearchOptions(beam_size=2, alpha=0.6)),
+                      SOURCE, extra_length=3)
     assert ids[-1] == EOS_ID and EOS_ID not in ids[:-1] and len(ids) <= len(SOURCE) + 3
 
 

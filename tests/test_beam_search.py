@@ -6,6 +6,7 @@ import tensorflow as tf
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.decoding.beam_search import beam_search, greedy_search
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
+from t2t_lite.decoding.search_options import SearchOptions
 from t2t_lite.decoding.top_k import block_length, top_k_by_blocks
 from toy_models import InputLengthModel, ScriptedModel, ToyRecurrentModel
 
@@ -77,7 +78,7 @@ def stepwise_argmax(model, input_row, max_len):
 def test_beam_of_one_is_greedy_and_greedy_is_stepwise_argmax():
     model = ToyRecurrentModel(seed=2)
     greedy = greedy_search(model, INPUTS, tf.constant(10)).numpy()
-    ids, scores = BeamSearchDecoder(model, beam_size=1, alpha=0.6)(INPUTS, 10)
+    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=1, alpha=0.6))(INPUTS, 10)
     np.testing.assert_array_equal(ids.numpy()[:, 0], greedy)
     lengths = set()
     for row, input_row in enumerate(INPUTS):
@@ -97,7 +98,7 @@ def test_wide_beam_returns_every_finished_sequence_best_first(alpha):
     # beam of 64 never prunes, so it must return exactly the enumerated ranking.
     model = ToyRecurrentModel(vocab_size=4, seed=1)
     inputs = np.array([[2, 3, 1], [3, 1, 0]], np.int32)
-    ids, scores = BeamSearchDecoder(model, beam_size=64, alpha=alpha)(inputs, 4)
+    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=64, alpha=alpha))(inputs, 4)
     ids, scores = ids.numpy(), scores.numpy()
     for row in range(2):
         expected = all_finished_scores(model, inputs[row], 4, alpha)
@@ -114,7 +115,7 @@ def test_wide_beam_returns_every_finished_sequence_best_first(alpha):
 
 def test_narrow_beam_scores_match_teacher_forcing_and_items_are_independent():
     model = ToyRecurrentModel(seed=3)
-    decoder = BeamSearchDecoder(model, beam_size=4, alpha=0.6)
+    decoder = BeamSearchDecoder(model, SearchOptions(beam_size=4, alpha=0.6))
     ids, scores = (t.numpy() for t in decoder(INPUTS, 8))
     for row, input_row in enumerate(INPUTS):
         assert np.all(np.diff(scores[row]) <= 1e-6)
@@ -139,14 +140,14 @@ def scripted(*rows):
 def test_finished_hypothesis_beats_a_more_probable_unfinished_one():
     # "EOS" (p=0.3) is finished; "a a a" (p~0.7) never ends within 3 steps.
     model = scripted([0.0, 0.3, 0.7, 0.0], [0.0, 1e-6, 1 - 2e-6, 1e-6])
-    ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=0.6)(INPUTS[:1], 3)
+    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=2, alpha=0.6))(INPUTS[:1], 3)
     assert through_eos(ids.numpy()[0, 0]) == (EOS_ID,)
     assert scores.numpy()[0, 0] == pytest.approx(np.log(0.3) / penalty(1, 0.6), abs=1e-5)
 
 
 def test_without_finished_hypotheses_the_alive_ones_are_returned():
     model = scripted([0.0, 0.0, 0.7, 0.3])  # EOS has probability 0
-    ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=0.6)(INPUTS[:2], 3)
+    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=2, alpha=0.6))(INPUTS[:2], 3)
     np.testing.assert_array_equal(ids.numpy()[:, 0], [[2, 2, 2]] * 2)
     np.testing.assert_allclose(scores.numpy()[:, 0], 3 * np.log(0.7) / penalty(3, 0.6),
                                atol=1e-5)
@@ -159,7 +160,7 @@ def test_length_penalty_lets_a_longer_hypothesis_win():
     expected = all_finished_scores(model, INPUTS[0], 6, 2.0)
     best = max(expected, key=expected.get)
     assert best == (2, 2, 2, 2, EOS_ID) and expected[best] > expected[(EOS_ID,)]
-    ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=2.0)(INPUTS[:1], 6)
+    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=2, alpha=2.0))(INPUTS[:1], 6)
     assert through_eos(ids.numpy()[0, 0]) == best
     assert scores.numpy()[0, 0] == pytest.approx(expected[best], abs=1e-5)
 
@@ -168,7 +169,7 @@ def test_search_stops_early_once_no_alive_hypothesis_can_win():
     # After one token, EOS is almost certain: the search settles after 2 steps
     # and the result does not depend on how far it was allowed to go.
     model = scripted([0.0, 0.1, 0.6, 0.3], [0.0, 0.98, 0.01, 0.01])
-    decoder = BeamSearchDecoder(model, beam_size=2, alpha=0.6)
+    decoder = BeamSearchDecoder(model, SearchOptions(beam_size=2, alpha=0.6))
     short_ids, short_scores = decoder(INPUTS[:1], 6)
     long_ids, long_scores = decoder(INPUTS[:1], 50)
     assert long_ids.shape[-1] == 2
@@ -185,7 +186,7 @@ def test_early_stop_bounds_alive_hypotheses_with_the_longest_length_penalty():
     expected = all_finished_scores(model, INPUTS[0], 10, 2.0)
     best = max(expected, key=expected.get)
     assert len(best) == 10
-    ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=2.0)(INPUTS[:1], 10)
+    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=2, alpha=2.0))(INPUTS[:1], 10)
     assert through_eos(ids.numpy()[0, 0]) == best
     assert scores.numpy()[0, 0] == pytest.approx(expected[best], abs=1e-5)
 
@@ -195,13 +196,13 @@ def test_beam_finished_rule_stops_once_the_beam_has_finished_hypotheses():
     # "beam_finished" the search stops at step 2 with "a EOS" and "EOS" finished.
     model = scripted([0.0, 0.45, 0.45, 0.1], [0.0, 0.8, 0.2, 0.0],
                      *[[0.0, 1e-3, 1 - 1e-3, 0.0]] * 7, [0.0, 1 - 1e-3, 1e-3, 0.0])
-    ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=2.0,
-                                    stop_rule="beam_finished")(INPUTS[:1], 10)
+    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=2, alpha=2.0,
+                                                         stop_rule="beam_finished"))(INPUTS[:1], 10)
     assert ids.shape[-1] == 2
     assert sorted(through_eos(beam) for beam in ids.numpy()[0]) == [(EOS_ID,), (2, EOS_ID)]
     with pytest.raises(ValueError, match="unknown stop_rule 'fast'; the rules are exact, "
                                          "beam_finished"):
-        BeamSearchDecoder(model, stop_rule="fast")
+        BeamSearchDecoder(model, SearchOptions(stop_rule="fast"))
 
 
 @pytest.mark.parametrize("stop_rule", ["exact", "beam_finished"])
@@ -215,8 +216,8 @@ def test_an_eos_ranked_below_the_beam_is_no_result(stop_rule):
     expected = all_finished_scores(model, INPUTS[0], 6, 0.0)
     best = max(expected, key=expected.get)
     assert best == (2, 2, 2, EOS_ID) and expected[best] > expected[(EOS_ID,)]
-    ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=0.0,
-                                    stop_rule=stop_rule)(INPUTS[:1], 6)
+    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=2, alpha=0.0,
+                                                         stop_rule=stop_rule))(INPUTS[:1], 6)
     assert through_eos(ids.numpy()[0, 0]) == best
     assert scores.numpy()[0, 0] == pytest.approx(expected[best], abs=1e-5)
     if stop_rule == "beam_finished":  # "a a a EOS" and "b a a EOS" after 4 steps
@@ -228,7 +229,7 @@ def test_early_stop_waits_until_every_beam_has_a_finished_hypothesis():
     # "EOS" alone already beats anything alive, but the second beam slot still
     # has to be filled by "a EOS" rather than left empty.
     model = scripted([0.0, 0.9, 0.1, 0.0], [0.0, 0.5, 0.5, 0.0])
-    ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=0.0)(INPUTS[:1], 5)
+    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=2, alpha=0.0))(INPUTS[:1], 5)
     assert [through_eos(beam) for beam in ids.numpy()[0]] == [(EOS_ID,), (2, EOS_ID)]
     np.testing.assert_allclose(scores.numpy()[0], [np.log(0.9), np.log(0.05)], atol=1e-5)
 
@@ -266,7 +267,7 @@ def test_settled_items_leave_the_batch_with_the_results_they_would_have_had():
                        [4, 2, 1] + [0] * 6], np.int32)
     decoded = {}
     for model in (InputLengthModel(), WholeBatchModel(), PerInputLengthModel()):
-        ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=0.6)(inputs, 20)
+        ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=2, alpha=0.6))(inputs, 20)
         decoded[type(model)] = ids.numpy(), scores.numpy(), int(model.rows_stepped.numpy())
     assert WholeBatchModel().selects_decode_items is False
     ids, scores, rows = decoded[InputLengthModel]
@@ -281,8 +282,9 @@ def test_settled_items_leave_the_batch_with_the_results_they_would_have_had():
     assert rows < whole_rows * 0.75
     for row in range(4):
         assert through_eos(ids[row, 0])[-1] == EOS_ID
-        alone_ids, alone_scores = BeamSearchDecoder(InputLengthModel(), beam_size=2,
-                                                    alpha=0.6)(inputs[row:row + 1], 20)
+        alone_ids, alone_scores = BeamSearchDecoder(InputLengthModel(), SearchOptions(beam_size=2,
+                                                                                      alpha=0.6))(
+            inputs[row:row + 1], 20)
         width = alone_ids.shape[-1]
         np.testing.assert_array_equal(alone_ids.numpy()[0], ids[row, :, :width])
         np.testing.assert_allclose(alone_scores.numpy()[0], scores[row], atol=1e-6)
@@ -304,8 +306,8 @@ def test_a_settled_item_kept_in_its_batch_keeps_its_results():
     # the shortest): it is done under beam_finished. Searched on beside the long
     # one, its step-3 "a a EOS" would outscore "EOS" at alpha 10.
     inputs = np.array([[5, 1] + [0] * 5, [3] * 6 + [1]], np.int32)
-    decoder = BeamSearchDecoder(LateEndingModel(), beam_size=2, alpha=10.0,
-                                stop_rule="beam_finished")
+    decoder = BeamSearchDecoder(LateEndingModel(), SearchOptions(beam_size=2, alpha=10.0,
+                                                                 stop_rule="beam_finished"))
     ids, scores = (t.numpy() for t in decoder(inputs, 10))
     alone_ids, alone_scores = (t.numpy() for t in decoder(inputs[:1], 10))
     assert alone_ids.shape[-1] == 3
@@ -316,16 +318,18 @@ def test_a_settled_item_kept_in_its_batch_keeps_its_results():
 @pytest.mark.parametrize("beam_size", [1, 3])
 def test_allow_eos_false_decodes_exactly_max_length(beam_size):
     model = ToyRecurrentModel(seed=2)
-    ids, _ = BeamSearchDecoder(model, beam_size=beam_size, alpha=0.6, allow_eos=False)(INPUTS, 7)
+    ids, _ = BeamSearchDecoder(
+        model, SearchOptions(beam_size=beam_size, alpha=0.6, allow_eos=False))(INPUTS, 7)
     assert ids.shape == (4, beam_size, 7)
     assert not np.any(ids.numpy() == EOS_ID)
-    assert greedy_search(model, INPUTS, tf.constant(7), allow_eos=False).shape == (4, 7)
+    assert greedy_search(model, INPUTS, tf.constant(7),
+                         SearchOptions(beam_size=1, allow_eos=False)).shape == (4, 7)
 
 
 @pytest.mark.parametrize("beam_size", [1, 3])
 def test_decoder_traces_once_for_all_shapes(beam_size):
     model = ToyRecurrentModel(seed=0)
-    decoder = BeamSearchDecoder(model, beam_size=beam_size, alpha=0.6)
+    decoder = BeamSearchDecoder(model, SearchOptions(beam_size=beam_size, alpha=0.6))
     for batch, length, max_len in [(2, 5, 7), (3, 7, 9), (1, 2, 4), (5, 3, 12)]:
         inputs = np.full((batch, length), 2, np.int32)
         ids, scores = decoder(inputs, max_len)
@@ -336,16 +340,34 @@ def test_decoder_traces_once_for_all_shapes(beam_size):
 
 def test_direct_beam_search_call_matches_the_compiled_decoder():
     model = ToyRecurrentModel(seed=2)
-    ids, scores = beam_search(model, INPUTS, 3, 0.6, tf.constant(6))
-    decoder_ids, decoder_scores = BeamSearchDecoder(model, beam_size=3, alpha=0.6)(INPUTS, 6)
+    ids, scores = beam_search(model, INPUTS, tf.constant(6), SearchOptions(beam_size=3, alpha=0.6))
+    decoder_ids, decoder_scores = BeamSearchDecoder(model, SearchOptions(beam_size=3, alpha=0.6))(
+        INPUTS, 6)
     np.testing.assert_array_equal(ids.numpy(), decoder_ids.numpy())
     np.testing.assert_allclose(scores.numpy(), decoder_scores.numpy())
 
 
-@pytest.mark.parametrize("beam_size", [0, -2, 2.5])
+@pytest.mark.parametrize("beam_size", [0, -2, 2.5, True])
 def test_bad_beam_size_is_rejected(beam_size):
     with pytest.raises(ValueError, match="beam_size must be a positive integer"):
-        BeamSearchDecoder(ToyRecurrentModel(), beam_size=beam_size)
+        SearchOptions(beam_size=beam_size)
+
+
+def test_search_options_are_one_trace_per_value():
+    """Options equal to ones in use are one trace of beam_search (frozen, compared by
+    value); others another; and a decoder takes only SearchOptions."""
+    model = ToyRecurrentModel(seed=2)
+    before = beam_search.experimental_get_tracing_count()
+    options = SearchOptions(beam_size=2, alpha=0.5)
+    for again in (options, SearchOptions(beam_size=2, alpha=0.5)):
+        beam_search(model, INPUTS, tf.constant(6), again)
+    assert beam_search.experimental_get_tracing_count() == before + 1
+    beam_search(model, INPUTS, tf.constant(6), SearchOptions(beam_size=2, alpha=0.7))
+    assert beam_search.experimental_get_tracing_count() == before + 2
+    with pytest.raises(TypeError, match="options must be SearchOptions, got int"):
+        BeamSearchDecoder(model, 4)
+    with pytest.raises(ValueError, match="unknown stop_rule 'early'"):
+        SearchOptions(stop_rule="early")
 
 
 @pytest.mark.parametrize("rows, length, k", [(7, 40000, 10), (3, 300, 8), (2, 127, 6),

@@ -8,6 +8,7 @@ from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.data.encoders import TokenTextEncoder
 from t2t_lite.decoding.sampling import SamplingOptions
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
+from t2t_lite.decoding.search_options import SearchOptions
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.models.luong import LSTMSeq2seqAttentionLuong
 from t2t_lite.parsing.linearize import (Kind, LinearizationConstraint, SlotToken, delinearize,
@@ -114,8 +115,10 @@ def untrained_luong():
 def test_constrained_search_gives_well_formed_trees(make_model, beam_size):
     model = make_model()
     inputs = encode(SENTENCES)
-    unconstrained_ids, _ = BeamSearchDecoder(model, beam_size, 0.3)(inputs, inputs.shape[1] + 12)
-    decoder = BeamSearchDecoder(model, beam_size, 0.3, constraint=TreeConstraint(TOKENS))
+    unconstrained_ids, _ = BeamSearchDecoder(model, SearchOptions(beam_size=beam_size, alpha=0.3))(
+        inputs, inputs.shape[1] + 12)
+    decoder = BeamSearchDecoder(model, SearchOptions(beam_size=beam_size, alpha=0.3,
+                                                     constraint=TreeConstraint(TOKENS)))
     ids, scores = (t.numpy() for t in decoder(inputs, inputs.shape[1] + 12))
     assert np.isfinite(scores[:, 0]).all()
     assert_well_formed_trees(ids, scores, SENTENCES)
@@ -131,8 +134,9 @@ def test_constrained_samples_are_well_formed_trees(make_model):
     """Sampling draws from the constrained scores: every sample, even drawn flat
     (temperature 3), is a tree of its sentence."""
     options = SamplingOptions(temperature=3.0, num_samples=4)
-    decoder = BeamSearchDecoder(make_model(), 1, constraint=TreeConstraint(TOKENS),
-                                sampling=options)
+    decoder = BeamSearchDecoder(make_model(), SearchOptions(beam_size=1,
+                                                            constraint=TreeConstraint(TOKENS),
+                                                            sampling=options))
     inputs = encode(SENTENCES)
     ids, scores = (t.numpy() for t in decoder(inputs, inputs.shape[1] + 12))
     assert ids.shape[1] == 4 and np.isfinite(scores).all()
@@ -142,8 +146,9 @@ def test_constrained_samples_are_well_formed_trees(make_model):
 
 @pytest.mark.parametrize("beam_size", [1, 4])
 def test_lexical_constraint_copies_the_input_words_in_order(beam_size):
-    decoder = BeamSearchDecoder(untrained_transformer(), beam_size, 0.3,
-                                constraint=TreeConstraint(TOKENS, slot_token=SlotToken.WORD))
+    constraint = TreeConstraint(TOKENS, slot_token=SlotToken.WORD)
+    decoder = BeamSearchDecoder(untrained_transformer(),
+                                SearchOptions(beam_size=beam_size, alpha=0.3, constraint=constraint))
     inputs = encode(SENTENCES)
     ids, scores = (t.numpy() for t in decoder(inputs, inputs.shape[1] + 12))
     assert np.isfinite(scores[:, 0]).all()
@@ -170,7 +175,8 @@ def tagged_decode(beam_size, sentences, max_decode_length):
     inputs = np.full((len(rows), max(map(len, rows))), PAD_ID, np.int32)
     for i, row in enumerate(rows):
         inputs[i, :len(row)] = row
-    ids, scores = BeamSearchDecoder(model, beam_size, 0.3, constraint=constraint)(
+    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=beam_size, alpha=0.3,
+                                                         constraint=constraint))(
         inputs, max_decode_length)
     return ids.numpy(), scores.numpy()
 
@@ -241,7 +247,8 @@ def test_lexical_word_slot_scores_the_whole_word_mass():
 
 def test_tight_max_length_still_finishes_every_tree():
     model = ToyRecurrentModel(len(TOKENS), seed=5)
-    decoder = BeamSearchDecoder(model, 3, 0.3, constraint=TreeConstraint(TOKENS))
+    decoder = BeamSearchDecoder(model, SearchOptions(beam_size=3, alpha=0.3,
+                                                     constraint=TreeConstraint(TOKENS)))
     longest = max(len(sentence.split()) for sentence in SENTENCES)
     ids, scores = (t.numpy() for t in decoder(encode(SENTENCES), longest + 3))
     assert_well_formed_trees(ids, scores, SENTENCES)
@@ -253,8 +260,7 @@ def test_tight_max_length_still_finishes_every_tree():
 
 def test_constraint_rejects_bad_setups():
     with pytest.raises(ValueError, match="allow_eos=False cannot be combined"):
-        BeamSearchDecoder(ToyRecurrentModel(len(TOKENS)), 2, constraint=TreeConstraint(TOKENS),
-                          allow_eos=False)
+        SearchOptions(beam_size=2, constraint=TreeConstraint(TOKENS), allow_eos=False)
     with pytest.raises(ValueError, match="no OPEN tokens"):
         TreeConstraint(TokenTextEncoder(["XX", ")", "dog"]).tokens)
     # A tagged problem's data from before its targets kept the words (bare tags).

@@ -10,6 +10,7 @@ from t2t_lite.bin import t2t_decoder
 from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.decoding.decoder import decode_lines
 from t2t_lite.decoding.file_decoding import Shard, decode_file, keeps_windows, merge_shards
+from t2t_lite.decoding.search_options import SearchOptions
 from decode_stand_ins import ReversingSearch, decoding, settings
 
 LINES = [f"line {'x' * (i % 7)} {i}" if i % 5 else "" for i in range(23)]
@@ -275,7 +276,8 @@ def test_samples_and_beams_through_windows_and_shards_are_one_processes(tmp_path
 
     def real(overrides):
         chosen = settings(overrides + ",read_window_lines=4")
-        search = BeamSearchDecoder(model, chosen.beam_size, sampling=chosen.sampling)
+        search = BeamSearchDecoder(model, SearchOptions(beam_size=chosen.beam_size,
+                                                        sampling=chosen.sampling))
         return Decoding(search, chosen, InputRules(0, None), ByteTextEncoder(),
                         ByteTextEncoder())
 

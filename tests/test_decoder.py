@@ -13,6 +13,7 @@ from t2t_lite.decoding.decoder import decode_interactive, decode_lines
 from t2t_lite.decoding.file_decoding import decode_from_file
 from t2t_lite.decoding.input_rules import InputRules
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
+from t2t_lite.decoding.search_options import SearchOptions
 from t2t_lite.decoding.settings import DecodeSettings, decode_hparams
 from t2t_lite.hparam import HParamsError
 from t2t_lite.hparams.transformer import transformer_tiny
@@ -213,7 +214,7 @@ def test_every_decode_hparam_declares_its_range():
 
 def test_beam_search_decoder_works_as_search_fn_and_traces_once():
     model = ToyRecurrentModel(vocab_size=ENCODER.vocab_size, seed=4)
-    search = BeamSearchDecoder(model, beam_size=2, alpha=0.6)
+    search = BeamSearchDecoder(model, SearchOptions(beam_size=2, alpha=0.6))
     lines = ["hello", "", "a much longer line", "hi", "hey"]
     forward = decode_lines(lines, decoding(search, "batch_size=2,extra_length=3"))
     backward = decode_lines(lines[::-1], decoding(search, "batch_size=2,extra_length=3"))

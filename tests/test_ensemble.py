@@ -6,6 +6,7 @@ import tensorflow as tf
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.decoding.ensemble import Ensemble
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
+from t2t_lite.decoding.search_options import SearchOptions
 
 from toy_models import ToyRecurrentModel
 from toys import tiny_transformer
@@ -42,7 +43,8 @@ def _through_eos(ids):
 
 
 def _decode(model, beam_size=3, alpha=0.6):
-    return [t.numpy() for t in BeamSearchDecoder(model, beam_size, alpha)(INPUTS, 6)]
+    return [t.numpy() for t in BeamSearchDecoder(model, SearchOptions(beam_size=beam_size,
+                                                                      alpha=alpha))(INPUTS, 6)]
 
 
 def test_each_step_is_the_mean_of_the_models_probabilities():

@@ -6,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
+from t2t_lite.decoding.search_options import SearchOptions
 from toys import make_trainer, training_hparams
 
 BATCH = {"inputs": tf.constant([[2, 3, 3, 2, 1], [3, 2, 1, 0, 0]]),
@@ -34,7 +35,7 @@ def test_mixed_precision_computes_in_half_and_keeps_float32_where_it_matters(
     loss = trainer.train_on(one_batch(), 6)["loss"]  # float16 loss scaling may skip the first
     assert np.isfinite(loss) and trainer.step >= 1
     assert any(not np.array_equal(a, v.numpy()) for a, v in zip(before, model.trainable_variables))
-    ids, scores = BeamSearchDecoder(model, beam_size=2)(BATCH["inputs"], 6)
+    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=2))(BATCH["inputs"], 6)
     assert ids.shape[:2] == (2, 2) and np.all(np.isfinite(scores.numpy()))
 
 

@@ -9,6 +9,7 @@ from t2t_lite import registry
 from t2t_lite.builtins import load_builtins
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
+from t2t_lite.decoding.search_options import SearchOptions
 from t2t_lite.hparam import HParamsError
 from t2t_lite.hparams.transformer import transformer_tiny
 from t2t_lite.models.base import NoAttentionError, shift_right
@@ -140,13 +141,14 @@ def stepwise_argmax(model, input_row, max_length):
                          ids=IDS[1:7:2] + IDS[2:3])
 def test_beam_of_one_is_greedy_and_beam_scores_are_the_models_log_probs(name, overrides):
     model = make_model(name, overrides)
-    greedy, _ = BeamSearchDecoder(model, beam_size=1, alpha=0.0)(INPUTS, 7)
+    greedy, _ = BeamSearchDecoder(model, SearchOptions(beam_size=1, alpha=0.0))(INPUTS, 7)
     for row in range(3):
         expected = stepwise_argmax(model, INPUTS[row], 7)
         assert greedy.numpy()[row, 0, :len(expected)].tolist() == expected
     # Beam 3: the state is reordered with the beams, so every returned hypothesis's
     # score is its teacher-forced log-prob (alpha 0: no length penalty).
-    ids, scores = (t.numpy() for t in BeamSearchDecoder(model, beam_size=3, alpha=0.0)(INPUTS, 7))
+    decoder = BeamSearchDecoder(model, SearchOptions(beam_size=3, alpha=0.0))
+    ids, scores = (t.numpy() for t in decoder(INPUTS, 7))
     assert np.isfinite(scores[:, 0]).all()
     for row in range(3):
         for beam in np.flatnonzero(np.isfinite(scores[row])):
@@ -360,7 +362,7 @@ def test_every_model_trains_a_step_and_decodes_under_a_mixed_dtype(dtype, name, 
             forced = model(features).numpy()
             np.testing.assert_allclose(incremental_logits(model, INPUTS, TARGETS), forced,
                                        atol=0.05 * np.abs(forced).max())
-        ids, scores = BeamSearchDecoder(model, beam_size=2, alpha=0.6)(INPUTS, 7)
+        ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=2, alpha=0.6))(INPUTS, 7)
         assert ids.shape[:2] == (3, 2) and np.isfinite(scores.numpy()[:, 0]).all()
         if name != SEQ2SEQ:
             weights = model.attention_weights(features)
@@ -373,7 +375,8 @@ def test_every_model_trains_a_step_and_decodes_under_a_mixed_dtype(dtype, name, 
     half = dtype.removeprefix("mixed_")
     assert {v.dtype for v in inference.weights if "norm/" not in v.path} == {half}
     assert all(v.dtype == "float32" for v in inference.weights if "norm/" in v.path)
-    twin_ids, twin_scores = BeamSearchDecoder(inference, beam_size=2, alpha=0.6)(INPUTS, 7)
+    twin_ids, twin_scores = BeamSearchDecoder(inference, SearchOptions(beam_size=2, alpha=0.6))(
+        INPUTS, 7)
     np.testing.assert_array_equal(twin_ids.numpy(), ids.numpy())
     np.testing.assert_array_equal(twin_scores.numpy(), scores.numpy())
 

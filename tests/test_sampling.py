@@ -14,6 +14,7 @@ from t2t_lite.decoding.factory import Decoding
 from t2t_lite.decoding.input_rules import InputRules
 from t2t_lite.decoding.sampling import SamplingOptions, draw
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
+from t2t_lite.decoding.search_options import SearchOptions
 from t2t_lite.decoding.settings import DecodeSettings, decode_hparams, decode_settings
 from t2t_lite.hparam import HParams, HParamsError
 from toy_models import ScriptedModel, ToyRecurrentModel
@@ -58,7 +59,8 @@ def test_draws_follow_the_tempered_cut_distribution(temperature, top_k, top_p, e
         probs = (softmax(FIRST) + softmax(OTHER)) / 2
     draws = 4000
     options = SamplingOptions(temperature=temperature, top_k=top_k, top_p=top_p, seed=7)
-    ids, _ = BeamSearchDecoder(model, 1, sampling=options)(np.ones([draws, 1], np.int32), 2)
+    ids, _ = BeamSearchDecoder(model, SearchOptions(beam_size=1, sampling=options))(
+        np.ones([draws, 1], np.int32), 2)
     frequencies = np.bincount(ids.numpy()[:, 0, 0], minlength=len(FIRST)) / draws
     expected = expected_distribution(probs, temperature, top_k, top_p)
     assert np.all(frequencies[expected == 0] == 0)  # cut tokens are never drawn
@@ -85,7 +87,9 @@ def test_a_sample_is_scored_by_its_log_probability_under_the_model():
     An input's samples stop at the decode length less its padding."""
     model = ToyRecurrentModel(seed=2)
     options = SamplingOptions(temperature=3.0, num_samples=3)
-    ids, scores = (t.numpy() for t in BeamSearchDecoder(model, 1, sampling=options)(INPUTS, 8))
+    ids, scores = (t.numpy() for t in BeamSearchDecoder(model, SearchOptions(beam_size=1,
+                                                                             sampling=options))(
+        INPUTS, 8))
     for row, input_row in enumerate(INPUTS):
         for k in range(3):
             sample = ids[row, k, :8 - list(input_row).count(PAD_ID)].tolist()
@@ -97,8 +101,11 @@ def test_a_sample_is_scored_by_its_log_probability_under_the_model():
 
 def test_top_k_of_one_is_greedy_search():
     model = ToyRecurrentModel(seed=5)
-    greedy_ids, greedy_scores = BeamSearchDecoder(model, 1, alpha=0.0)(INPUTS, 9)
-    ids, scores = BeamSearchDecoder(model, 1, sampling=SamplingOptions(top_k=1))(INPUTS, 9)
+    greedy_ids, greedy_scores = BeamSearchDecoder(model, SearchOptions(beam_size=1, alpha=0.0))(
+        INPUTS, 9)
+    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=1,
+                                                         sampling=SamplingOptions(top_k=1)))(
+        INPUTS, 9)
     np.testing.assert_array_equal(ids, greedy_ids)
     np.testing.assert_allclose(scores, greedy_scores, atol=1e-5)
 
@@ -108,7 +115,8 @@ def test_samples_depend_on_the_seed_line_and_sample_number_alone():
 
     def draw(seed=3, num_samples=2, line_numbers=(0, 1, 2, 3), inputs=INPUTS):
         options = SamplingOptions(temperature=2.0, num_samples=num_samples, seed=seed)
-        ids, _ = BeamSearchDecoder(model, 1, sampling=options)(inputs, 8, line_numbers)
+        ids, _ = BeamSearchDecoder(model, SearchOptions(beam_size=1, sampling=options))(
+            inputs, 8, line_numbers)
         return ids.numpy()
 
     first = draw()
@@ -133,7 +141,8 @@ LINES = ["a cat", "", "the green house", "x", "dogs run fast on grass", "hi", "a
 def sampling_decoding(model, overrides, xla=False):
     encoder = ByteTextEncoder()
     chosen = settings(f"sampling_method=random,beam_size=1,{overrides}", xla)
-    search = BeamSearchDecoder(model, 1, sampling=chosen.sampling, jit_compile=xla)
+    search = BeamSearchDecoder(model, SearchOptions(beam_size=1, sampling=chosen.sampling),
+                               jit_compile=xla)
     rules = InputRules.for_model(0, 64, getattr(model, "max_positions", None))
     return Decoding(search, chosen, rules, encoder, encoder)
 

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from search_reference import (Sharpened, beam_search, greedy_search, run_searches,
                               teacher_forced_scores)
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
-from t2t_lite.decoding.beam_search import STOP_RULES, search
+from t2t_lite.decoding.beam_search import search
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
+from t2t_lite.decoding.search_options import STOP_RULES, SearchOptions
 from t2t_lite.hparams.lstm import lstm_attention_base
 from t2t_lite.models.luong import LSTMSeq2seqAttentionLuong
 from t2t_lite.parsing.linearize import SlotToken
@@ -118,14 +119,12 @@ def test_search_returns_the_reference_hypotheses(kind):
         model = Sharpened(make_model(kind, case["vocab_size"], case["seed"]),
                           case["scale"], case["eos_bias"], case["whole_batch"])
         inputs, beam_size = case["inputs"], case["beam_size"]
+        options = SearchOptions(beam_size=beam_size, alpha=case["alpha"],
+                                constraint=case["constraint"], stop_rule=case["stop_rule"])
         if case["compiled"]:
-            ids, scores = BeamSearchDecoder(
-                model, beam_size, case["alpha"], constraint=case["constraint"],
-                stop_rule=case["stop_rule"])(inputs, case["max_length"])
+            ids, scores = BeamSearchDecoder(model, options)(inputs, case["max_length"])
         else:
-            ids, scores, _ = search(model, tf.constant(inputs), beam_size, case["alpha"],
-                                    case["max_length"], EOS_ID, True, case["constraint"],
-                                    stop_rule=case["stop_rule"])
+            ids, scores, _ = search(model, tf.constant(inputs), case["max_length"], options)
         searches = [greedy_search(case["alpha"], case["max_length"]) if beam_size == 1 else
                     beam_search(case["vocab_size"], beam_size, case["alpha"],
                                 case["max_length"], case["stop_rule"]) for _ in inputs]

@@ -14,6 +14,7 @@ from t2t_lite.decoding.decoder import decode_lines
 from t2t_lite.decoding.factory import Decoding
 from t2t_lite.decoding.input_rules import InputRules
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder, cache_lengths
+from t2t_lite.decoding.search_options import SearchOptions
 from t2t_lite.decoding.settings import DecodeSettings, decode_hparams
 from t2t_lite.hparam import HParamsError
 from t2t_lite.hparams.transformer import transformer_base, transformer_big, transformer_tiny
@@ -356,7 +357,7 @@ def test_learned_positions_bound_decoding_and_the_checkpoint_shape():
     assert model.max_positions == 6 and tiny_model().max_positions is None
     assert "max_length" in Transformer.architecture_keys(model.hparams)
     assert "max_length" not in Transformer.architecture_keys(tiny_model().hparams)
-    search = BeamSearchDecoder(model, beam_size=2, allow_eos=False)
+    search = BeamSearchDecoder(model, SearchOptions(beam_size=2, allow_eos=False))
     rules = InputRules.for_model(0, model.hparams.max_length, model.max_positions)
     ids, _ = search(tf.constant([[3, 4, 1]]), rules.decode_length(50))  # the last position
     assert ids.shape[-1] == 6
@@ -390,7 +391,7 @@ def test_beam_search_traces_once_and_keeps_batch_items_apart():
     """The regression guard for decoding speed (not a timing): batches of other sizes
     and lengths reuse one graph, and an item decodes as it does alone."""
     model = tiny_model()
-    decoder = BeamSearchDecoder(model, beam_size=3, alpha=0.6)
+    decoder = BeamSearchDecoder(model, SearchOptions(beam_size=3, alpha=0.6))
     together_ids, together_scores = decoder(INPUTS, 7)
     decoder(tf.constant([[3, 4, 5, 6, 7, 8], [6, 7, 0, 0, 0, 0], [5, 0, 0, 0, 0, 0]]), 9)
     for row, length in ((0, 3), (1, 2)):
@@ -417,9 +418,9 @@ def test_xla_compiled_search_equals_the_graph_one(beam_size, length, allow_eos, 
     """Past 32 steps the compiled search moves to longer cache buffers (100: three
     loops, on buffers of 32, 64 and 100 positions): the same outputs as one loop."""
     model = tiny_model(xla=True, max_length=100, **(RELATIVE if relative else {}))
-    plain = BeamSearchDecoder(model, beam_size=beam_size, allow_eos=allow_eos)
+    plain = BeamSearchDecoder(model, SearchOptions(beam_size=beam_size, allow_eos=allow_eos))
     plain_ids, plain_scores = plain(INPUTS, length)
-    compiled = BeamSearchDecoder(model, beam_size=beam_size, allow_eos=allow_eos,
+    compiled = BeamSearchDecoder(model, SearchOptions(beam_size=beam_size, allow_eos=allow_eos),
                                  jit_compile=True)
     ids, scores = compiled(INPUTS, length)
     assert ids.shape[-1] == length
@@ -434,12 +435,13 @@ def test_xla_decode_of_lines_compiles_one_program_per_length_bucket():
     words = [f"w{i}" for i in range(VOCAB - 3)]  # + PAD, EOS and <UNK>
     encoder = TokenTextEncoder(words)
     lines = [" ".join(words[:n]) for n in (1, 2, 3, 9, 10, 11)]
-    compiled = BeamSearchDecoder(model, beam_size=2, jit_compile=True)
+    compiled = BeamSearchDecoder(model, SearchOptions(beam_size=2), jit_compile=True)
     settings = DecodeSettings.from_hparams(
         decode_hparams("batch_size=2,extra_length=3,length_bucket=8"), model.hparams)
     rules = InputRules.for_model(0, model.hparams.max_length, model.max_positions)
     outputs = decode_lines(lines, Decoding(compiled, settings, rules, encoder, encoder))
-    plain = Decoding(BeamSearchDecoder(model, beam_size=2), settings, rules, encoder, encoder)
+    plain = Decoding(BeamSearchDecoder(model, SearchOptions(beam_size=2)), settings, rules,
+                     encoder, encoder)
     assert outputs == decode_lines(lines, plain)  # on the same padded batches
     assert compiled.traces == 2  # one per length bucket
     # Longest first: (12, 11) and (10, 4) tokens pad to 16, (3, 2) to 8.

@@ -46,9 +46,13 @@ import tensorflow as tf
 from t2t_lite.contracts.decode_constraint import DecodeConstraint
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.decoding.done_items import carried_state, drop_done_items, finish
+from t2t_lite.decoding.sampling import sample_loop
+from t2t_lite.decoding.search_options import SearchOptions
 from t2t_lite.decoding.search_loop import (NEG_INF, decode_while, initial_state, length_penalty,
                                            resolve_constraint, step_model, token_log_probs, write_at)
 from t2t_lite.decoding.top_k import top_k_by_blocks
+
+GREEDY = SearchOptions(beam_size=1)
 
 def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int,
                  eos_id: int, allow_eos: bool, constraint: DecodeConstraint | None = None,
@@ -102,14 +106,14 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | i
 
 @tf.function(reduce_retracing=True, autograph=False)
 def greedy_search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
-                  eos_id: int = EOS_ID, allow_eos: bool = True,
-                  constraint: DecodeConstraint | None = None) -> tf.Tensor:
-    """Argmax decoding of ``inputs`` [B, S] -> ids [B, L] (L <= max_decode_length).
+                  options: SearchOptions = GREEDY) -> tf.Tensor:
+    """Argmax decoding of ``inputs`` [B, S] -> ids [B, L] (L <= max_decode_length),
+    under ``options`` (their eos_id, allow_eos and constraint).
 
     Stops once every item has produced EOS; ids keep the EOS and are PAD after it.
     """
-    ids, _, _, steps = _greedy_loop(model, inputs, max_decode_length, eos_id, allow_eos,
-                                    constraint)
+    ids, _, _, steps = _greedy_loop(model, inputs, max_decode_length, options.eos_id,
+                                    options.allow_eos, options.constraint)
     return ids[:, :steps]
 
 
@@ -130,14 +134,7 @@ def greedy_search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
 # hypothesis might still have scored higher, but far fewer steps run. Both rules, at
 # max_decode_length: the finished hypotheses if any (unused slots -inf), else the
 # alive ones without EOS (fairseq would end those with EOS there).
-STOP_RULES = ("exact", "beam_finished")
-
-
-def check_stop_rule(stop_rule: str) -> None:
-    """Refuses a ``stop_rule`` that is not one of ``STOP_RULES``, naming them."""
-    if stop_rule not in STOP_RULES:
-        raise ValueError(f"unknown stop_rule {stop_rule!r}; the rules are "
-                         f"{', '.join(STOP_RULES)}")
+# The rules' names: search_options.STOP_RULES.
 
 
 def _settled_items(step: tf.Tensor, max_decode_length: tf.Tensor, alpha: float,
@@ -193,14 +190,12 @@ def _beam_results(alive_seq: tf.Tensor, alive_log_probs: tf.Tensor, finished_seq
             tf.where(has_finished[:, None], finished_scores, alive_scores))
 
 
-def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
-               max_decode_length: tf.Tensor | int, eos_id: int, allow_eos: bool,
-               constraint: DecodeConstraint | None = None,
-               buffer_lengths: list[int] | None = None, stop_rule: str = "exact"
+def _beam_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int,
+               options: SearchOptions, buffer_lengths: list[int] | None = None
                ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """The alive/finished beam search (see the module docstring) -> (ids [B, beam,
     max_decode_length], scores [B, beam], the number of steps run: ids past it are
-    PAD). ``buffer_lengths``: see ``decode_while``; ``stop_rule``: ``STOP_RULES``.
+    PAD). ``buffer_lengths``: see ``decode_while``.
 
     Items that have settled (``_settled_items``) leave the batch in groups
     (``done_items.SETTLED_FRACTION_TO_DROP``), their results written out: a
@@ -208,7 +203,9 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     Not under XLA (fixed shapes), nor for a model whose state the search cannot
     select items from (``Seq2SeqModel.selects_decode_items``).
     """
-    constraint = resolve_constraint(constraint, allow_eos)
+    beam_size, alpha, stop_rule = options.beam_size, options.alpha, options.stop_rule
+    eos_id, allow_eos = options.eos_id, options.allow_eos
+    constraint = resolve_constraint(options.constraint, allow_eos)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
     batch = tf.shape(inputs)[0]
@@ -301,43 +298,42 @@ def _beam_loop(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
     return ids, scores, steps
 
 
-def search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
-            max_decode_length: tf.Tensor | int, eos_id: int, allow_eos: bool,
-            constraint: DecodeConstraint | None, buffer_lengths: list[int] | None = None,
-            stop_rule: str = "exact") -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-    """Beam search, or greedy for one beam -> (ids [B, beam, max_decode_length],
-    scores [B, beam], steps run). With ``buffer_lengths`` (``decode_while``) every
-    shape is fixed, as XLA needs (no item leaves the batch); the callers cut ids to
-    the steps run.
-    ``stop_rule`` (``STOP_RULES``) applies to beams of two or more."""
-    check_stop_rule(stop_rule)
-    if beam_size == 1:
+def search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int,
+           options: SearchOptions, line_numbers: tf.Tensor | None = None,
+           buffer_lengths: list[int] | None = None) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """The search ``options`` ask for: beam search, greedy for one beam, or sampling
+    (``options.sampling``, each input's randomness keyed by its ``line_numbers``,
+    default 0..B-1) -> (ids [B, beam or samples, max_decode_length], scores, steps
+    run). With ``buffer_lengths`` (``decode_while``) every shape is fixed, as XLA
+    needs (no item leaves the batch); the callers cut ids to the steps run."""
+    if options.sampling:
+        if line_numbers is None:
+            line_numbers = tf.range(tf.shape(inputs)[0])
+        return sample_loop(model, inputs, line_numbers, max_decode_length, options.sampling,
+                           options.eos_id, options.constraint, buffer_lengths)
+    if options.beam_size == 1:
         ids, log_prob, output_lengths, steps = _greedy_loop(
-            model, inputs, max_decode_length, eos_id, allow_eos, constraint, buffer_lengths)
-        return (ids[:, None, :], (log_prob / length_penalty(output_lengths, alpha))[:, None],
-                steps)
-    return _beam_loop(model, inputs, beam_size, alpha, max_decode_length, eos_id, allow_eos,
-                      constraint, buffer_lengths, stop_rule)
+            model, inputs, max_decode_length, options.eos_id, options.allow_eos,
+            options.constraint, buffer_lengths)
+        return (ids[:, None, :],
+                (log_prob / length_penalty(output_lengths, options.alpha))[:, None], steps)
+    return _beam_loop(model, inputs, max_decode_length, options, buffer_lengths)
 
 
 @tf.function(reduce_retracing=True, autograph=False)
-def beam_search(model: Any, inputs: tf.Tensor, beam_size: int, alpha: float,
-                max_decode_length: tf.Tensor, eos_id: int = EOS_ID, allow_eos: bool = True,
-                constraint: DecodeConstraint | None = None,
-                stop_rule: str = "exact") -> tuple[tf.Tensor, tf.Tensor]:
-    """Beam search of ``inputs`` [B, S] -> (ids [B, beam, L], scores [B, beam]).
+def beam_search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
+                options: SearchOptions) -> tuple[tf.Tensor, tf.Tensor]:
+    """Beam search of ``inputs`` [B, S] -> (ids [B, beam, L], scores [B, beam]), under
+    ``options`` (``SearchOptions``: beam size, alpha, stop rule, constraint, ...).
 
     Beams are sorted best first. ``allow_eos=False`` gives every hypothesis
-    exactly ``max_decode_length`` tokens (for speed measurements); it cannot be
-    combined with a ``constraint``, which masks disallowed tokens to -inf.
-    ``stop_rule``: when an input stops (``STOP_RULES``; "exact" by default).
+    exactly ``max_decode_length`` tokens (for speed measurements).
 
-    ``beam_size=1`` runs ``greedy_search``: T2T's alive/finished search with a
+    ``beam_size=1`` runs the greedy search: T2T's alive/finished search with a
     single beam is not greedy (an EOS among the top two candidates is kept as a
     finished hypothesis while the search goes on), and greedy is what a beam of
     one means to users. Its score is the greedy log-prob with the same length
-    penalty.
+    penalty. With ``options.sampling``: ``sampling.sample``'s draws.
     """
-    ids, scores, steps = search(model, inputs, beam_size, alpha, max_decode_length, eos_id,
-                                 allow_eos, constraint, stop_rule=stop_rule)
+    ids, scores, steps = search(model, inputs, max_decode_length, options)
     return ids[:, :, :steps], scores

@@ -56,10 +56,9 @@ def build_decoding(model: Any, problem: Problem, data_dir: str, settings: Decode
     decoder_model = Ensemble([model, *members]) if members else model
     encoders = problem.feature_encoders(data_dir)
     settings = proportioned(settings, encoders["targets"].vocab_size, model.hparams.max_length)
-    search = BeamSearchDecoder(decoder_model, settings.beam_size, settings.alpha,
-                               stop_rule=settings.stop_rule, sampling=settings.sampling,
-                               constraint=problem.decode_constraint(data_dir),
-                               jit_compile=settings.xla)
+    search = BeamSearchDecoder(
+        decoder_model, settings.search_options(problem.decode_constraint(data_dir)),
+        jit_compile=settings.xla)
     rules = InputRules.for_model(settings.max_input_length, model.hparams.max_length,
                                  decoder_model.max_positions)
     return Decoding(search, settings, rules, encoders["inputs"], encoders["targets"],

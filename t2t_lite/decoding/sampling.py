@@ -196,15 +196,3 @@ def sample_loop(model: Any, inputs: tf.Tensor, line_numbers: tf.Tensor,
         buffer_lengths)
     ids, log_probs = finish(searched, results, carried)
     return ids, log_probs, steps
-
-
-@tf.function(reduce_retracing=True, autograph=False)
-def sample(model: Any, inputs: tf.Tensor, line_numbers: tf.Tensor,
-           max_decode_length: tf.Tensor, options: SamplingOptions, eos_id: int = EOS_ID,
-           constraint: DecodeConstraint | None = None) -> tuple[tf.Tensor, tf.Tensor]:
-    """Samples of ``inputs`` [B, S] -> (ids [B, num_samples, L], log-probabilities
-    [B, num_samples]), in the order drawn (sample k of an input is the same whatever
-    ``num_samples``); ids keep their EOS and are PAD after it."""
-    ids, log_probs, steps = sample_loop(model, inputs, line_numbers, max_decode_length,
-                                        options, eos_id, constraint)
-    return ids[:, :, :steps], log_probs

@@ -1,6 +1,6 @@
 """``BeamSearchDecoder``: the search of ``t2t_lite.decoding.beam_search`` (or the
 sampling of ``t2t_lite.decoding.sampling``) compiled once for one model and one
-(beam size, alpha), as the decoder, the dev-set evaluation and the benchmarks
+``SearchOptions``, as the decoder, the dev-set evaluation and the benchmarks
 call it (``t2t_lite.decoding.factory`` builds it); with ``jit_compile``, by XLA
 on growing cache buffers (``cache_lengths``).
 """
@@ -10,11 +10,8 @@ from typing import Any
 
 import tensorflow as tf
 
-from t2t_lite.contracts.decode_constraint import DecodeConstraint
-from t2t_lite.contracts.reserved_ids import EOS_ID
-from t2t_lite.decoding.beam_search import beam_search, check_stop_rule, search
-from t2t_lite.decoding.sampling import SamplingOptions, sample, sample_loop
-from t2t_lite.decoding.search_loop import resolve_constraint
+from t2t_lite.decoding.beam_search import beam_search, search
+from t2t_lite.decoding.search_options import SearchOptions
 
 # Under XLA the caches are fixed-size buffers and a step attends over all of one:
 # the loops start on buffers this long and double them as the decode passes their end.
@@ -36,17 +33,14 @@ def cache_lengths(max_decode_length: int) -> list[int]:
 
 
 class BeamSearchDecoder:
-    """Beam search for one model and one (beam_size, alpha, stop_rule), traced once.
+    """The search ``options`` ask for (``SearchOptions``) for one model, traced once.
 
     Calling it with inputs of any batch size and length and any decode length
     reuses one graph (the input signature has unknown dimensions), so decoding
     a file batch by batch does not retrace. ``decoder(inputs, max_decode_length)``
-    returns ``beam_search``'s (ids, scores). ``constraint`` (e.g. a problem's
-    ``decode_constraint``) masks the tokens each hypothesis may produce;
-    ``stop_rule`` says when an input is done (``beam_search.STOP_RULES``).
-    With ``sampling`` it draws ``sampling.num_samples`` samples an input instead
-    (``t2t_lite.decoding.sampling``; ``beam_size`` must be 1): (ids, scores) are
-    then [B, num_samples, L] and their log-probabilities, and the call's
+    returns ``beam_search``'s (ids, scores). With ``options.sampling`` it draws
+    ``num_samples`` samples an input instead (``t2t_lite.decoding.sampling``): (ids,
+    scores) are then [B, num_samples, L] and their log-probabilities, and the call's
     ``line_numbers`` (int [B]; default 0..B-1) key each input's randomness.
 
     ``jit_compile`` compiles the search with XLA, one program per input shape and
@@ -57,25 +51,12 @@ class BeamSearchDecoder:
     on caches of ``cache_lengths(max_decode_length)``, short ones first.
     """
 
-    def __init__(self, model: Any, beam_size: int = 4, alpha: float = 0.6,
-                 eos_id: int = EOS_ID, allow_eos: bool = True,
-                 constraint: DecodeConstraint | None = None, jit_compile: bool = False,
-                 stop_rule: str = "exact", sampling: SamplingOptions | None = None):
-        if not isinstance(beam_size, int) or beam_size < 1:
-            raise ValueError(f"beam_size must be a positive integer, got {beam_size!r}")
-        if sampling and beam_size != 1:
-            raise ValueError(f"sampling draws each token, it does not search: beam_size "
-                             f"must be 1, got {beam_size}")
-        self.sampling = sampling
-        resolve_constraint(constraint, allow_eos)  # fail here rather than at the first call
-        check_stop_rule(stop_rule)
-        self.stop_rule = stop_rule
+    def __init__(self, model: Any, options: SearchOptions = SearchOptions(),
+                 jit_compile: bool = False):
+        if not isinstance(options, SearchOptions):
+            raise TypeError(f"options must be SearchOptions, got {type(options).__name__}")
         self.model = model
-        self.beam_size = beam_size
-        self.alpha = float(alpha)
-        self.eos_id = eos_id
-        self.allow_eos = allow_eos
-        self.constraint = constraint
+        self.options = options
         self.jit_compile = jit_compile
         self.shapes_seen: set[tuple[int, int, int]] = set()  # XLA compiles one program each
         # One search for every length (key None), or under XLA one per decode length.
@@ -91,12 +72,8 @@ class BeamSearchDecoder:
     def _run(self, inputs: tf.Tensor, line_numbers: tf.Tensor,
              max_decode_length: tf.Tensor | int, buffer_lengths: list[int] | None = None
              ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-        if self.sampling:
-            return sample_loop(self.model, inputs, line_numbers, max_decode_length,
-                               self.sampling, self.eos_id, self.constraint, buffer_lengths)
-        return search(self.model, inputs, self.beam_size, self.alpha, max_decode_length,
-                      self.eos_id, self.allow_eos, self.constraint, buffer_lengths,
-                      self.stop_rule)
+        return search(self.model, inputs, max_decode_length, self.options, line_numbers,
+                      buffer_lengths)
 
     def _search_for(self, max_decode_length: int) -> Any:
         """The tf.function that decodes up to ``max_decode_length`` tokens."""
@@ -155,10 +132,6 @@ class BeamSearchDecoder:
                  ) -> tuple[tf.Tensor, tf.Tensor]:
         """The search as ops of the caller's graph (an export's serving function, which
         takes any batch and length: not compiled, whatever ``jit_compile``) ->
-        ``beam_search``'s (ids, scores), or ``sampling.sample``'s: each input's
-        randomness keyed by its position in ``inputs``."""
-        if self.sampling:
-            return sample(self.model, inputs, tf.range(tf.shape(inputs)[0]), max_decode_length,
-                          self.sampling, self.eos_id, self.constraint)
-        return beam_search(self.model, inputs, self.beam_size, self.alpha, max_decode_length,
-                           self.eos_id, self.allow_eos, self.constraint, self.stop_rule)
+        ``beam_search``'s (ids, scores); a sampling decode's randomness keyed by each
+        input's position in ``inputs``."""
+        return beam_search(self.model, inputs, max_decode_length, self.options)

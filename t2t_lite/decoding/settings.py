@@ -13,9 +13,10 @@ import dataclasses
 import logging
 from typing import Any, Mapping
 
+from t2t_lite.contracts.decode_constraint import DecodeConstraint
 from t2t_lite.data.problem import Problem
-from t2t_lite.decoding.beam_search import STOP_RULES
 from t2t_lite.decoding.sampling import SAMPLING_METHODS, SamplingOptions
+from t2t_lite.decoding.search_options import STOP_RULES, SearchOptions
 from t2t_lite.hparam import HParams, HParamsError, Range, at_least, between, one_of, positive
 
 logger = logging.getLogger(__name__)
@@ -26,7 +27,7 @@ BATCH_TYPES = ("sentences", "tokens")
 DECODE_DEFAULTS = {
     "beam_size": at_least(1, 4),      # 1 = greedy
     "alpha": at_least(0, 0.6),        # length penalty exponent: ((5 + length) / 6) ** alpha
-    # When beam search stops an input (t2t_lite.decoding.beam_search.STOP_RULES):
+    # When beam search stops an input (t2t_lite.decoding.search_options.STOP_RULES):
     # "exact" (tensor2tensor's) or "beam_finished" (fairseq's and CTranslate2's).
     "stop_rule": one_of(*STOP_RULES),
     "extra_length": at_least(0, 50),  # max decode length = input length + extra_length
@@ -135,6 +136,12 @@ class DecodeSettings:
             return None
         return SamplingOptions(**{field: getattr(self, key)
                                   for key, field in SAMPLING_KEYS.items()})
+
+    def search_options(self, constraint: DecodeConstraint | None = None) -> SearchOptions:
+        """The search these settings ask for, under a problem's ``constraint``."""
+        return SearchOptions(beam_size=self.beam_size, alpha=self.alpha,
+                             stop_rule=self.stop_rule, sampling=self.sampling,
+                             constraint=constraint)
 
     @property
     def every_hypothesis(self) -> bool:

@@ -1,0 +1,57 @@
+"""``SearchOptions``: everything a search of one model is asked to do, in one object.
+
+The search (``beam_search.search``), its compiled form (``BeamSearchDecoder``) and
+its in-graph form (an export's) take these rather than a row of arguments, as
+Flax's WMT example passes its config: a new way to steer the search is a field
+here, checked here, and reaches every caller through ``DecodeSettings``
+(``settings.search_options``). Frozen and compared by value: a ``tf.function``
+given options equal to ones it has traced with (and that are still alive, as a
+``BeamSearchDecoder``'s are) does not trace again.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from t2t_lite.contracts.decode_constraint import DecodeConstraint
+from t2t_lite.contracts.reserved_ids import EOS_ID
+from t2t_lite.decoding.sampling import SamplingOptions
+
+# When beam search stops searching an input (the decode hparam stop_rule; the rules
+# are described in beam_search.py): "exact" (tensor2tensor's) or "beam_finished"
+# (fairseq's and CTranslate2's).
+STOP_RULES = ("exact", "beam_finished")
+
+
+def check_stop_rule(stop_rule: str) -> None:
+    """Refuses a ``stop_rule`` that is not one of ``STOP_RULES``, naming them."""
+    if stop_rule not in STOP_RULES:
+        raise ValueError(f"unknown stop_rule {stop_rule!r}; the rules are "
+                         f"{', '.join(STOP_RULES)}")
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchOptions:
+    """beam_size 1 is greedy; ``sampling`` draws instead of searching (beam_size 1);
+    ``constraint`` (a problem's ``decode_constraint``) masks the tokens each
+    hypothesis may produce; ``allow_eos=False`` decodes every hypothesis to the full
+    length (speed measurements; no constraint then); ``stop_rule``: ``STOP_RULES``."""
+    beam_size: int = 4
+    alpha: float = 0.6
+    stop_rule: str = "exact"
+    constraint: DecodeConstraint | None = None
+    sampling: SamplingOptions | None = None
+    eos_id: int = EOS_ID
+    allow_eos: bool = True
+
+    def __post_init__(self) -> None:
+        if (not isinstance(self.beam_size, int) or isinstance(self.beam_size, bool)
+                or self.beam_size < 1):
+            raise ValueError(f"beam_size must be a positive integer, got {self.beam_size!r}")
+        if self.sampling and self.beam_size != 1:
+            raise ValueError(f"sampling draws each token, it does not search: beam_size "
+                             f"must be 1, got {self.beam_size}")
+        if self.constraint is not None and not self.allow_eos:
+            raise ValueError("allow_eos=False cannot be combined with a decoding constraint: "
+                             "the constraint decides where EOS may go")
+        check_stop_rule(self.stop_rule)
+        object.__setattr__(self, "alpha", float(self.alpha))
