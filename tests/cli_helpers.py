@@ -3,6 +3,7 @@ only), a tiny trained output dir, the one-line error of a failed command, and a
 folder's files to compare before and after (by size and time, or by content)."""
 import atexit
 import contextlib
+import gzip
 import hashlib
 import json
 import logging
@@ -167,3 +168,19 @@ def train_and_resume_files_run(data_dir: str, output_dir, hparams: str = "") -> 
     assert t2t_trainer.main(flags + ["--train_steps=2"]) == 0
     assert t2t_trainer.main(flags + ["--train_steps=4"]) == 0
     assert tf.train.latest_checkpoint(str(output_dir)).endswith("-4")
+
+
+CORPUS_WORDS = "the a cat dog sat ran on mat fast slow big small red blue house tree".split()
+
+
+def corpus_sentences(count: int, seed: int) -> list[str]:
+    """``count`` sentences of 2-6 of 16 words, by ``seed``: a corpus for the files problems."""
+    words = CORPUS_WORDS
+    return [" ".join(words[(seed + i * 7 + j * 3) % len(words)] for j in range(2 + i % 5))
+            for i in range(count)]
+
+
+def write_lines(path, lines, gz: bool = False) -> None:
+    """``lines`` into ``path``, one a line (gzipped with ``gz``)."""
+    data = "".join(line + "\n" for line in lines).encode()
+    path.write_bytes(gzip.compress(data) if gz else data)

@@ -6,13 +6,12 @@ import collections
 import pytest
 import tensorflow as tf
 
-from cli_helpers import error_of, train_and_resume_files_run
+from cli_helpers import corpus_sentences, error_of, train_and_resume_files_run, write_lines
 from t2t_lite import registry
 from t2t_lite.bin import t2t_datagen
 from t2t_lite.data.pipeline import batch_examples
 from t2t_lite.data.subword import SubwordTextEncoder
 from t2t_lite.data.tfrecords import CORPUS
-from test_translate_files import _sentences, _write
 
 SIZES = {"para": 60, "bt": 180}  # the second corpus three times the first
 
@@ -22,9 +21,9 @@ def corpora(tmp_path_factory):
     """para.{en,de} and bt.{en,de} (three times as long), dev.{en,de}."""
     root = tmp_path_factory.mktemp("corpora")
     for name, count in (*SIZES.items(), ("dev", 8)):
-        source = _sentences(count, len(name))
-        _write(root / f"{name}.en", source)
-        _write(root / f"{name}.de", [" ".join(reversed(s.split())) for s in source])
+        source = corpus_sentences(count, len(name))
+        write_lines(root / f"{name}.en", source)
+        write_lines(root / f"{name}.de", [" ".join(reversed(s.split())) for s in source])
     return root
 
 
@@ -73,7 +72,7 @@ def test_each_corpus_is_written_with_its_index_and_tag(tagged):
         text = encoder.decode(example["inputs"].numpy().tolist())
         assert text.startswith("<BT> ") == (int(example[CORPUS][0]) == 1), text
     dev = [encoder.decode(e["inputs"].numpy().tolist()) for e in problem.dataset("dev", tagged)]
-    assert dev == _sentences(8, 3) and not any("<BT>" in line for line in dev)
+    assert dev == corpus_sentences(8, 3) and not any("<BT>" in line for line in dev)
     assert set(next(iter(problem.dataset("dev", tagged)))) == {"inputs", "targets"}
 
 

@@ -1,6 +1,5 @@
 """Tests for problems/translate_files.py and t2t_lite/data/data_options.py: translation
 from the user's own files, their options recorded in --data_dir."""
-import gzip
 import io
 import re
 import json
@@ -9,34 +8,21 @@ import os
 import pytest
 import sentencepiece as spm
 
-from cli_helpers import error_of
+from cli_helpers import corpus_sentences, error_of, write_lines
 from t2t_lite import registry
 from t2t_lite.bin import t2t_datagen, t2t_trainer
 from t2t_lite.data import data_options
 from t2t_lite.data.subword import SubwordTextEncoder
 
-WORDS = "the a cat dog sat ran on mat fast slow big small red blue house tree".split()
-
-
-def _sentences(count, seed):
-    return [" ".join(WORDS[(seed + i * 7 + j * 3) % len(WORDS)] for j in range(2 + i % 5))
-            for i in range(count)]
-
-
-def _write(path, lines, gz=False):
-    data = "".join(line + "\n" for line in lines).encode()
-    path.write_bytes(gzip.compress(data) if gz else data)
-
-
 @pytest.fixture
 def corpus(tmp_path):
     """train.{en,de} (de gzipped), valid.{en,de}, and a pairs file of the same dev set."""
     for split, count in (("train", 120), ("valid", 8)):
-        source = _sentences(count, len(split))
-        _write(tmp_path / f"{split}.en", source)
+        source = corpus_sentences(count, len(split))
+        write_lines(tmp_path / f"{split}.en", source)
         gz = split == "train"
-        _write(tmp_path / f"{split}.de{'.gz' if gz else ''}", [s.upper() for s in source], gz)
-    _write(tmp_path / "valid.tsv", [f"{s}\t{s.upper()}" for s in _sentences(8, 5)])
+        write_lines(tmp_path / f"{split}.de{'.gz' if gz else ''}", [s.upper() for s in source], gz)
+    write_lines(tmp_path / "valid.tsv", [f"{s}\t{s.upper()}" for s in corpus_sentences(8, 5)])
     return tmp_path
 
 
@@ -64,20 +50,20 @@ def test_prefix_files_recorded_absolute_and_read_back(corpus, monkeypatch):
     assert encoders["inputs"] is encoders["targets"]  # shared: one object, one embedding
     assert encoders["targets"].vocab_size == 320
     dev = _records(problem, data_dir, "dev")
-    assert encoders["inputs"].decode(dev[0]["inputs"]) == _sentences(8, 5)[0]
-    assert encoders["targets"].decode(dev[0]["targets"]) == _sentences(8, 5)[0].upper()
+    assert encoders["inputs"].decode(dev[0]["inputs"]) == corpus_sentences(8, 5)[0]
+    assert encoders["targets"].decode(dev[0]["targets"]) == corpus_sentences(8, 5)[0].upper()
     assert problem.eval_metric_options() == {"language": "de"}
     with pytest.raises(FileNotFoundError, match="no test data: no test files were given"):
         problem.dataset("test", data_dir)
 
 
 def test_pairs_file_and_explicit_files_make_the_same_shards(corpus):
-    _write(corpus / "valid_pairs.tsv", [f"{s}\t{s.upper()}" for s in _sentences(8, 5)])
+    write_lines(corpus / "valid_pairs.tsv", [f"{s}\t{s.upper()}" for s in corpus_sentences(8, 5)])
     explicit = (f"train_source={corpus}/train.en,train_target={corpus}/train.de.gz,"
                 f"vocab_size=320,")
     assert _datagen(corpus / "a", explicit + f"dev_pairs={corpus}/valid.tsv") == 0
-    _write(corpus / "v.src", _sentences(8, 5))
-    _write(corpus / "v.tgt", [s.upper() for s in _sentences(8, 5)])
+    write_lines(corpus / "v.src", corpus_sentences(8, 5))
+    write_lines(corpus / "v.tgt", [s.upper() for s in corpus_sentences(8, 5)])
     assert _datagen(corpus / "b", explicit + f"dev_source={corpus}/v.src,"
                                              f"dev_target={corpus}/v.tgt") == 0
     problem = registry.problems["translate_files"]()
@@ -192,7 +178,7 @@ def test_separate_vocabularies(corpus):
     assert "▁the" in source_pieces - target_pieces and "▁THE" in target_pieces - source_pieces
     assert len(problem.vocab_files(data_dir)) == 2
     dev = _records(problem, data_dir, "dev")
-    assert encoders["targets"].decode(dev[1]["targets"]) == _sentences(8, 5)[1].upper()
+    assert encoders["targets"].decode(dev[1]["targets"]) == corpus_sentences(8, 5)[1].upper()
     fingerprint = problem.vocab_fingerprint(data_dir)
     target = corpus / "data" / "vocab.translate_files.target.model"
     other = SubwordTextEncoder.build(["x y z"] * 50, 265, path_prefix=str(corpus / "o"))
@@ -230,7 +216,7 @@ def _user_model(path, lines, **flags):
 
 
 def test_a_users_own_sentencepiece_model(corpus, capsys):
-    lines = _sentences(120, 5) + [s.upper() for s in _sentences(120, 5)]
+    lines = corpus_sentences(120, 5) + [s.upper() for s in corpus_sentences(120, 5)]
     theirs = _user_model(corpus / "user.model", lines)  # unk 0, bos 1, eos 2: the defaults
     options = (f"train={corpus}/train,dev={corpus}/valid,source_lang=en,target_lang=de,"
                f"vocab_model={corpus}/user.model")
@@ -251,15 +237,15 @@ def test_text2text_tmpdir(tmp_path, capsys):
     tmp_dir = tmp_path / "raw"
     tmp_dir.mkdir()
     for split, count in (("train", 80), ("eval", 6)):
-        _write(tmp_dir / f"inputs.{split}.txt", _sentences(count, 1))
-        _write(tmp_dir / f"targets.{split}.txt", _sentences(count, 2))
+        write_lines(tmp_dir / f"inputs.{split}.txt", corpus_sentences(count, 1))
+        write_lines(tmp_dir / f"targets.{split}.txt", corpus_sentences(count, 2))
     argv = ["--problem=text2text_tmpdir", f"--data_dir={tmp_path}/data", f"--tmp_dir={tmp_dir}"]
     assert t2t_datagen.main(argv + ["--data_options=vocab_size=310"]) == 0
     problem = registry.problems["text2text_tmpdir"]()
     encoders = problem.feature_encoders(str(tmp_path / "data"))
     dev = _records(problem, tmp_path / "data", "dev")
     assert [encoders["inputs"].decode(example["inputs"]) for example in dev] == \
-        _sentences(6, 1)
+        corpus_sentences(6, 1)
     assert t2t_datagen.main(argv) == 0  # a rerun: the recorded options
     other = tmp_path / "other"
     other.mkdir()
