@@ -176,9 +176,9 @@ class FilesProblem(data_options.RecordedOptions, TranslateProblem):
         _resolve_vocabulary(options)
         if "train_weight" in options:  # a problem of several corpora
             check_corpora(options)
-            own_model = options.vocab_model or options.source_vocab_model
-            if own_model and tags(options):  # a tag it cannot hold: refused before any work
-                SubwordTextEncoder.adopt(own_model, tags(options))
+            own_model, symbols = options.vocab_model or options.source_vocab_model, tags(options)
+            if own_model and symbols:  # a tag it cannot hold: refused before any work
+                SubwordTextEncoder.adopt(own_model, symbols)
         self._current = options
         return options
 
