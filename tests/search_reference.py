@@ -208,10 +208,14 @@ def run_searches(searches: list[Search], next_scores: NextScores) -> list[Search
 
 
 def teacher_forced_scores(model: Sharpened, inputs: np.ndarray, max_length: int,
-                          constraint: Any = None) -> NextScores:
+                          constraint: Any = None,
+                          forced: list[tuple[int, ...]] | None = None) -> NextScores:
     """``NextScores`` of ``inputs`` [B, S] from ``model``'s teacher-forced logits over
     each whole prefix (its ``call``: no decode state), the ``constraint`` (a
-    ``DecodeConstraint``, one state per prefix) replayed over the prefix's ids."""
+    ``DecodeConstraint``, one state per prefix) replayed over the prefix's ids. With
+    ``forced`` (each item's target prefix), a prefix shorter than its item's may
+    only go on with the item's next forced id, at the model's own score (the
+    constraint's mask set aside there)."""
     states: dict[tuple[int, tuple[int, ...]], Any] = {}
 
     def constraint_state(item: int, prefix: tuple[int, ...]) -> Any:
@@ -232,10 +236,16 @@ def teacher_forced_scores(model: Sharpened, inputs: np.ndarray, max_length: int,
             features = {"inputs": tf.constant(inputs[[asks[row][0] for row in rows]]),
                         "targets": tf.constant(targets)}
             scores[rows] = log_softmax(model.logits(model.model(features))[:, -1].numpy())
+        model_scores = scores.copy()
         if constraint is not None:
             state = tf.nest.map_structure(lambda *rows: tf.concat(rows, 0),
                                           *[constraint_state(*ask) for ask in asks])
             scores = constraint.constrain(state, tf.constant(scores, tf.float32)).numpy()
+        for row, (item, prefix) in enumerate(asks):
+            if forced and len(prefix) < len(forced[item]):
+                next_id = forced[item][len(prefix)]
+                scores[row] = -np.inf
+                scores[row, next_id] = model_scores[row, next_id]
         starts = np.cumsum([0] + [len(prefixes) for prefixes in asked.values()])
         return {item: scores[start:start + len(prefixes)].astype(np.float64)
                 for (item, prefixes), start in zip(asked.items(), starts)}

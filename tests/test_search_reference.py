@@ -1,7 +1,7 @@
 """Beam and greedy search against the plain reference of search_reference.py, drawn
 by Hypothesis: random tiny Transformers and LSTMs (vocabularies of 3 to 300 ids),
 beams of 1 to 8, alphas 0 to 2, both stop rules, batches whose items settle at
-different steps, the tree constraint on and off."""
+different steps, the tree constraint on and off, forced target prefixes or none."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -44,10 +44,11 @@ def make_model(kind, vocab_size, seed):
 
 
 def make_case(vocab_size, seed, batch, beam_size, alpha, stop_rule, max_length,
-              slot=None, whole_batch=False, compiled=False):
+              slot=None, whole_batch=False, compiled=False, prefixed=False):
     """A search to run: the batch and the model's sharpening from ``seed`` (so that
     no draw is the blandest of models); the tree constraint with a ``slot`` token;
-    ``compiled``: through ``BeamSearchDecoder`` (traced), else run eagerly."""
+    ``compiled``: through ``BeamSearchDecoder`` (traced), else run eagerly;
+    ``prefixed``: each item's outputs forced to begin with 0-3 ids of its own."""
     rng = np.random.default_rng(seed)
     vocab = tree_vocabulary(vocab_size)
     words = ([i for i, token in enumerate(vocab) if token.startswith("w")] if slot else
@@ -57,7 +58,10 @@ def make_case(vocab_size, seed, batch, beam_size, alpha, stop_rule, max_length,
     for row, length in enumerate(lengths):
         inputs[row, :length] = rng.choice(words, size=length)
         inputs[row, length] = EOS_ID
-    return dict(vocab_size=vocab_size, inputs=inputs, seed=seed,
+    # Any ids but PAD and EOS, the tree constraint's forbidden ones too.
+    prefixes = ([tuple(int(i) for i in rng.integers(2, vocab_size, size=rng.integers(0, 4)))
+                 for _ in range(batch)] if prefixed else None)
+    return dict(prefixes=prefixes,vocab_size=vocab_size, inputs=inputs, seed=seed,
                 constraint=TreeConstraint(vocab, slot_token=slot) if slot else None,
                 beam_size=beam_size, alpha=alpha, stop_rule=stop_rule,
                 max_length=max_length, whole_batch=whole_batch, compiled=compiled,
@@ -76,7 +80,8 @@ def cases(draw):
         alpha=draw(st.one_of(st.just(0.0), st.floats(0.0, 2.0))),
         stop_rule=draw(st.sampled_from(STOP_RULES)), max_length=draw(st.integers(1, 8)),
         slot=slot, whole_batch=draw(st.booleans()),
-        compiled=draw(st.sampled_from([False, False, False, True])))  # a trace costs
+        compiled=draw(st.sampled_from([False, False, False, True])),  # a trace costs
+        prefixed=draw(st.booleans()))
 
 
 def through_eos(ids):
@@ -115,21 +120,32 @@ def test_search_returns_the_reference_hypotheses(kind):
                        stop_rule="beam_finished", max_length=8))
     @example(make_case(vocab_size=4, seed=2, batch=3, beam_size=4, alpha=0.6,
                        stop_rule="beam_finished", max_length=8, whole_batch=True))
+    # Forced prefixes over the tree constraint, some of them ids it forbids.
+    @example(make_case(vocab_size=9, seed=5, batch=3, beam_size=3, alpha=0.6,
+                       stop_rule="exact", max_length=6, slot=SlotToken.WORD, prefixed=True))
     def check(case):
         model = Sharpened(make_model(kind, case["vocab_size"], case["seed"]),
                           case["scale"], case["eos_bias"], case["whole_batch"])
         inputs, beam_size = case["inputs"], case["beam_size"]
         options = SearchOptions(beam_size=beam_size, alpha=case["alpha"],
                                 constraint=case["constraint"], stop_rule=case["stop_rule"])
+        prefixes = case["prefixes"]
+        padded = None
+        if prefixes is not None:
+            padded = np.zeros((len(inputs), max(map(len, prefixes))), np.int32)
+            for row, prefix in enumerate(prefixes):
+                padded[row, :len(prefix)] = prefix
         if case["compiled"]:
-            ids, scores = BeamSearchDecoder(model, options)(inputs, case["max_length"])
+            ids, scores = BeamSearchDecoder(model, options)(inputs, case["max_length"],
+                                                           prefixes=padded)
         else:
-            ids, scores, _ = search(model, tf.constant(inputs), case["max_length"], options)
+            ids, scores, _ = search(model, tf.constant(inputs), case["max_length"], options,
+                                    prefixes=padded)
         searches = [greedy_search(case["alpha"], case["max_length"]) if beam_size == 1 else
                     beam_search(case["vocab_size"], beam_size, case["alpha"],
                                 case["max_length"], case["stop_rule"]) for _ in inputs]
         references = run_searches(searches, teacher_forced_scores(
-            model, inputs, case["max_length"], case["constraint"]))
+            model, inputs, case["max_length"], case["constraint"], prefixes))
         if min(reference.margin for reference in references) < CLEAR_MARGIN:
             outcomes["near ties"] += 1
             event("near tie: not compared")

@@ -39,13 +39,15 @@ unchanged.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import tensorflow as tf
 
 from t2t_lite.contracts.decode_constraint import DecodeConstraint
-from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
+from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.decoding.done_items import carried_state, drop_done_items, finish
+from t2t_lite.decoding.forced_prefix import ForcedPrefix
 from t2t_lite.decoding.sampling import sample_loop
 from t2t_lite.decoding.search_options import SearchOptions
 from t2t_lite.decoding.search_loop import (NEG_INF, decode_while, initial_state, length_penalty,
@@ -300,12 +302,18 @@ def _beam_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int
 
 def search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int,
            options: SearchOptions, line_numbers: tf.Tensor | None = None,
-           buffer_lengths: list[int] | None = None) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+           buffer_lengths: list[int] | None = None, prefixes: tf.Tensor | None = None
+           ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """The search ``options`` ask for: beam search, greedy for one beam, or sampling
     (``options.sampling``, each input's randomness keyed by its ``line_numbers``,
     default 0..B-1) -> (ids [B, beam or samples, max_decode_length], scores, steps
     run). With ``buffer_lengths`` (``decode_while``) every shape is fixed, as XLA
-    needs (no item leaves the batch); the callers cut ids to the steps run."""
+    needs (no item leaves the batch); the callers cut ids to the steps run.
+    ``prefixes`` (int32 [B, P], PAD-padded): the target tokens each input's outputs
+    begin with (``forced_prefix``), within ``max_decode_length``."""
+    if prefixes is not None:
+        options = dataclasses.replace(options, constraint=ForcedPrefix(
+            prefixes, resolve_constraint(options.constraint, options.allow_eos)))
     if options.sampling:
         if line_numbers is None:
             line_numbers = tf.range(tf.shape(inputs)[0])

@@ -27,11 +27,13 @@ from t2t_lite.progress import Progress
 STDIN = "<stdin>"  # the name of standard input in warnings and errors
 
 
-def _pad(rows: list[list[int]], length: int, batch_size: int = 0) -> np.ndarray:
-    """``rows`` padded to ``length`` and to ``batch_size`` rows (filler rows hold EOS
-    alone), so that a compiled search sees few shapes."""
+def _pad(rows: list[list[int]], length: int, batch_size: int = 0,
+         filler_id: int = EOS_ID) -> np.ndarray:
+    """``rows`` padded to ``length`` and to ``batch_size`` rows (filler rows hold
+    ``filler_id`` alone: an input of EOS, or with PAD no prefix), so that a compiled
+    search sees few shapes."""
     batch = np.full((max(len(rows), batch_size), length), PAD_ID, np.int32)
-    batch[len(rows):, 0] = EOS_ID
+    batch[len(rows):, :1] = filler_id
     for i, row in enumerate(rows):
         batch[i, :len(row)] = row
     return batch
@@ -56,10 +58,25 @@ def batches(lengths: list[int], settings: DecodeSettings, rules: InputRules) -> 
         start = stop
 
 
+def encode_prefixes(prefixes: Sequence[str], decoding: Decoding, source: str,
+                    first_line: int = 0) -> list[list[int]]:
+    """The target ids of each prefix (no EOS: the output goes on after them); refused,
+    naming ``source``'s line, where a prefix leaves the model no position to go on in."""
+    encoded = [decoding.target_encoder.encode(text.strip()) for text in prefixes]
+    room = decoding.rules.decode_length(2 ** 31 - 1)
+    for number, ids in enumerate(encoded, start=first_line + 1):
+        if len(ids) >= room:
+            raise ValueError(f"{source}:{number}: the prefix has {len(ids)} tokens, but the "
+                             f"model decodes at most {room} (its positions): shorten it")
+    return encoded
+
+
 def decode_window(lines: Sequence[str], decoding: Decoding, first_line: int = 0,
-                  bar: Progress | None = None) -> tuple[list[str], int]:
+                  bar: Progress | None = None,
+                  prefixes: Sequence[list[int]] | None = None) -> tuple[list[str], int]:
     """``decode_lines`` without its warning: the outputs, and how many inputs were cut
-    to the rules' ``max_input_length``. ``bar`` counts the lines decoded."""
+    to the rules' ``max_input_length``. ``bar`` counts the lines decoded. ``prefixes``:
+    the target ids each line's outputs begin with (``encode_prefixes``), one a line."""
     settings, rules = decoding.settings, decoding.rules
     outputs = [""] * len(lines)
     encoded, cut = {}, 0
@@ -81,7 +98,16 @@ def decode_window(lines: Sequence[str], decoding: Decoding, first_line: int = 0,
                       rows_under_xla if bucket else 0)
         line_numbers = np.zeros(len(inputs), np.int32)  # filler rows (XLA) draw as line 0
         line_numbers[:len(indices)] = np.asarray(indices) + first_line
-        ids, scores = decoding(inputs, inputs.shape[1] + settings.extra_length, line_numbers)
+        if prefixes is None:
+            ids, scores = decoding(inputs, inputs.shape[1] + settings.extra_length,
+                                   line_numbers)
+        else:
+            forced = [prefixes[i] for i in indices]
+            longest = max(map(len, forced))
+            batch_prefixes = _pad(forced, longest, len(inputs), filler_id=PAD_ID)
+            # Room after the prefix as after an input: extra_length tokens.
+            ids, scores = decoding(inputs, max(inputs.shape[1], longest + 1)
+                                   + settings.extra_length, line_numbers, batch_prefixes)
         ids, scores = np.asarray(ids), np.asarray(scores)
         for row, index in enumerate(indices):
             fields = []
@@ -102,7 +128,8 @@ def decode_window(lines: Sequence[str], decoding: Decoding, first_line: int = 0,
 
 
 def decode_lines(lines: Sequence[str], decoding: Decoding, description: str | None = None,
-                 source: str = "input", first_line: int = 0) -> list[str]:
+                 source: str = "input", first_line: int = 0,
+                 prefixes: Sequence[str] | None = None) -> list[str]:
     """One decoded line per input line, in input order.
 
     Lines are stripped; empty ones decode to "". With the setting ``return_beams``
@@ -119,11 +146,18 @@ def decode_lines(lines: Sequence[str], decoding: Decoding, description: str | No
     ``sampling_method=random`` each output holds its ``num_samples`` samples in the
     order drawn, each drawn as a function of the seed and its line's number
     (``first_line`` + its index in ``lines``), so the samples do not depend on
-    batching.
+    batching. With ``prefixes`` (one a line, plain target text; "" for none) each
+    output begins with its line's prefix, the search going on from it
+    (``forced_prefix``); a blank input line still gives a blank output line.
     """
     nonempty = sum(1 for line in lines if line.strip())
     bar = Progress(description, nonempty, "lines") if description else None
-    outputs, cut = decode_window(lines, decoding, first_line, bar)
+    if prefixes is not None:
+        if len(prefixes) != len(lines):
+            raise ValueError(f"{len(prefixes)} prefixes for {len(lines)} lines of {source}: "
+                             "give one a line (an empty one for no prefix)")
+        prefixes = encode_prefixes(prefixes, decoding, f"the prefixes of {source}", first_line)
+    outputs, cut = decode_window(lines, decoding, first_line, bar, prefixes)
     if bar:
         bar.close()
     warn_cut(source, cut, nonempty, decoding.rules.max_input_length)

@@ -23,8 +23,9 @@ from t2t_lite.decoding.settings import DecodeSettings, proportioned
 
 # int32 inputs [B, S] (each row ending in EOS, PAD-padded), the most tokens to
 # decode and each row's line number (what a sampling decode's randomness is keyed
-# by) -> (ids [B, beam, L], scores [B, beam]), best beam first (or every sample).
-SearchFn = Callable[[np.ndarray, int, np.ndarray], tuple[Any, Any]]
+# by) -> (ids [B, beam, L], scores [B, beam]), best beam first (or every sample); and
+# optionally each row's target prefix (int32 [B, P], PAD-padded).
+SearchFn = Callable[..., tuple[Any, Any]]
 # (input line, decoded text) -> output line; e.g. parsing rebuilds a tree over the words.
 Postprocess = Callable[[str, str], str]
 
@@ -39,11 +40,15 @@ class Decoding:
     target_encoder: TextEncoder  # decodes the outputs (the same object when shared)
     postprocess: Postprocess | None = None
 
-    def __call__(self, inputs: np.ndarray, max_decode_length: int,
-                 line_numbers: np.ndarray) -> tuple[Any, Any]:
+    def __call__(self, inputs: np.ndarray, max_decode_length: int, line_numbers: np.ndarray,
+                 prefixes: np.ndarray | None = None) -> tuple[Any, Any]:
         """The search (a ``SearchFn`` itself), for as many of ``max_decode_length``
-        tokens as the model has positions for."""
-        return self.search(inputs, self.rules.decode_length(max_decode_length), line_numbers)
+        tokens as the model has positions for; with ``prefixes`` (int32 [B, P],
+        PAD-padded target ids) each row's outputs begin with its prefix."""
+        max_decode_length = self.rules.decode_length(max_decode_length)
+        if prefixes is None:
+            return self.search(inputs, max_decode_length, line_numbers)
+        return self.search(inputs, max_decode_length, line_numbers, prefixes)
 
 
 def build_decoding(model: Any, problem: Problem, data_dir: str, settings: DecodeSettings,

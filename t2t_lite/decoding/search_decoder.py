@@ -38,7 +38,9 @@ class BeamSearchDecoder:
     Calling it with inputs of any batch size and length and any decode length
     reuses one graph (the input signature has unknown dimensions), so decoding
     a file batch by batch does not retrace. ``decoder(inputs, max_decode_length)``
-    returns ``beam_search``'s (ids, scores). With ``options.sampling`` it draws
+    returns ``beam_search``'s (ids, scores); with ``prefixes`` (int [B, P], PAD-padded
+    target ids) each input's outputs begin with its prefix (``forced_prefix``; a
+    second trace, the first call with prefixes). With ``options.sampling`` it draws
     ``num_samples`` samples an input instead (``t2t_lite.decoding.sampling``): (ids,
     scores) are then [B, num_samples, L] and their log-probabilities, and the call's
     ``line_numbers`` (int [B]; default 0..B-1) key each input's randomness.
@@ -70,44 +72,49 @@ class BeamSearchDecoder:
                    for search in self._searches.values())
 
     def _run(self, inputs: tf.Tensor, line_numbers: tf.Tensor,
-             max_decode_length: tf.Tensor | int, buffer_lengths: list[int] | None = None
+             max_decode_length: tf.Tensor | int, prefixes: tf.Tensor | None = None,
+             buffer_lengths: list[int] | None = None
              ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         return search(self.model, inputs, max_decode_length, self.options, line_numbers,
-                      buffer_lengths)
+                      buffer_lengths, prefixes)
 
-    def _search_for(self, max_decode_length: int) -> Any:
-        """The tf.function that decodes up to ``max_decode_length`` tokens."""
-        key = max_decode_length if self.jit_compile else None
+    def _search_for(self, max_decode_length: int, with_prefixes: bool) -> Any:
+        """The tf.function that decodes up to ``max_decode_length`` tokens (taking a
+        batch's prefixes after its line numbers when ``with_prefixes``)."""
+        key = (max_decode_length if self.jit_compile else None, with_prefixes)
         # autograph=False here, in beam_search.py, the export and the training step: the
         # search and model loops are tf.while_loops already, and autograph rewriting them
         # was most of a decode's first trace (t2t-decoder, 64 lines of Multi30k val,
         # tiny model: 11-13 -> 4-5 s on a 2-core AMD EPYC).
         if key not in self._searches:
-            inputs = [tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], tf.int32)]
+            ids = tf.TensorSpec([None, None], tf.int32)
+            inputs = [ids, tf.TensorSpec([None], tf.int32), *([ids] if with_prefixes else [])]
             if self.jit_compile:
                 self._searches[key] = tf.function(
-                    lambda ids, lines: self._run(ids, lines, max_decode_length,
-                                                 cache_lengths(max_decode_length)),
+                    lambda ids, lines, *prefixes: self._run(
+                        ids, lines, max_decode_length, *prefixes,
+                        buffer_lengths=cache_lengths(max_decode_length)),
                     input_signature=inputs, jit_compile=True, autograph=False)
             else:
                 self._searches[key] = tf.function(
-                    self._run, input_signature=[*inputs, tf.TensorSpec([], tf.int32)],
-                    autograph=False)
+                    lambda ids, lines, *rest: self._run(ids, lines, rest[-1], *rest[:-1]),
+                    input_signature=[*inputs, tf.TensorSpec([], tf.int32)], autograph=False)
         return self._searches[key]
 
-    def __call__(self, inputs: Any, max_decode_length: Any,
-                 line_numbers: Any = None) -> tuple[tf.Tensor, tf.Tensor]:
+    def __call__(self, inputs: Any, max_decode_length: Any, line_numbers: Any = None,
+                 prefixes: Any = None) -> tuple[tf.Tensor, tf.Tensor]:
         inputs = tf.convert_to_tensor(inputs, tf.int32)
         line_numbers = (tf.range(tf.shape(inputs)[0]) if line_numbers is None
                         else tf.convert_to_tensor(line_numbers, tf.int32))
+        extra = [] if prefixes is None else [tf.convert_to_tensor(prefixes, tf.int32)]
         max_decode_length = int(max_decode_length)
         self._check_positions(inputs.shape[1], max_decode_length)
         self.shapes_seen.add((*inputs.shape, max_decode_length))
-        compiled = self._search_for(max_decode_length)
+        compiled = self._search_for(max_decode_length, bool(extra))
         if self.jit_compile:
-            ids, scores, steps = compiled(inputs, line_numbers)
+            ids, scores, steps = compiled(inputs, line_numbers, *extra)
         else:
-            ids, scores, steps = compiled(inputs, line_numbers,
+            ids, scores, steps = compiled(inputs, line_numbers, *extra,
                                           tf.constant(max_decode_length, tf.int32))
         return ids[:, :, :int(steps)], scores
 
