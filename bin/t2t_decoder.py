@@ -46,6 +46,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--decode_reference",
                    help="references line-aligned with --decode_from_file: print the problem's "
                         "score (BLEU for translation, EVALB F1 for parsing)")
+    p.add_argument("--decode_prefixes",
+                   help="target prefixes line-aligned with --decode_from_file (plain text, an "
+                        "empty line for none): each output begins with its line's prefix and "
+                        "the search goes on from it (CTranslate2's target_prefix)")
+    p.add_argument("--prefix_after_tab", action="store_true",
+                   help="(--decode_interactive) a line is SOURCE<TAB>TARGET PREFIX: its "
+                        "decode begins with the prefix")
     p.add_argument("--score_file",
                    help="score given outputs instead of decoding: each line 'source<TAB>target'"
                         "; writes log P(target | source) a line to --decode_to_file (default: "
@@ -69,6 +76,10 @@ def parser() -> argparse.ArgumentParser:
                 lambda args: args.decode_shards > 1 and not args.merge_shards)
     p.acts_only("--merge_shards", "with --decode_shards=N (N > 1) and --decode_from_file",
                 lambda args: args.decode_shards > 1 and bool(args.decode_from_file))
+    p.acts_only("--decode_prefixes", "with --decode_from_file",
+                lambda args: bool(args.decode_from_file))
+    p.acts_only("--prefix_after_tab", "with --decode_interactive",
+                lambda args: args.decode_interactive)
     p.acts_only("--decode_to_file", "with --decode_from_file or --score_file "
                 "(--decode_interactive prints its outputs)",
                 lambda args: bool(args.decode_from_file or args.score_file))
@@ -85,7 +96,7 @@ def _hint_at_a_terminal(args: argparse.Namespace) -> None:
 
 
 def _declare_inputs(args: argparse.Namespace, paths: "Paths") -> None:
-    for flag in ("decode_from_file", "decode_reference", "score_file"):
+    for flag in ("decode_from_file", "decode_reference", "decode_prefixes", "score_file"):
         if getattr(args, flag):
             paths.input_file(f"--{flag}", getattr(args, flag))
     for other_dir in filter(None, args.ensemble.split(",")):
@@ -123,7 +134,8 @@ def decode(argv: Sequence[str] | None) -> int:
                             "every line read before it was decoded and printed; run the "
                             "same command again to go on (Ctrl-D ends a session quietly)")
         decoder.decode_interactive(_decoding(args, run, settings)[0],
-                                   prompt=PROMPT if sys.stdin.isatty() else "")
+                                   prompt=PROMPT if sys.stdin.isatty() else "",
+                                   prefix_after_tab=args.prefix_after_tab)
         return 0
     default = source + (".scores" if args.score_file else ".decoded")
     target = args.decode_to_file or default
@@ -154,7 +166,7 @@ def decode(argv: Sequence[str] | None) -> int:
             args.decode_from_file, output_path, decoding, identity,
             file_decoding.Shard(args.worker_id, args.decode_shards),
             description=f"decoding {os.path.basename(args.decode_from_file)}",
-            reference_path=args.decode_reference)
+            reference_path=args.decode_reference, prefix_path=args.decode_prefixes)
     seconds = time.perf_counter() - started
     search = decoding.search
     compiled = f", {len(search.shapes_seen)} XLA programs" if settings.xla else ""
@@ -201,7 +213,7 @@ def _merge(args: argparse.Namespace, run: trained_run.OpenedRun,
         trained_run.checkpoint_to_read(trained_run.ensemble_member(run.experiment, other))
         for other in filter(None, args.ensemble.split(","))])
     lines = file_decoding.merge_shards(args.decode_from_file, output_path, identity, settings,
-                                       args.decode_shards)
+                                       args.decode_shards, args.decode_prefixes)
     print(f"merged the {args.decode_shards} parts ({lines} lines) into {output_path}")
     if args.decode_reference:
         _score(run, settings, output_path, args.decode_reference)

@@ -178,7 +178,8 @@ def datagen_folders(drawn: dict[str, str]) -> list[str]:
 COMMANDS = [
     Command("t2t-decoder", t2t_decoder.main, {
         "--output_dir": FOLDERS, "--decode_from_file": INPUTS, "--decode_to_file": OUTPUTS,
-        "--decode_reference": INPUTS, "--decode_hparams": ["decode"],
+        "--decode_reference": INPUTS, "--decode_prefixes": INPUTS,
+        "--decode_hparams": ["decode"],
         "--checkpoint_path": CHECKPOINTS, "--score_file": INPUTS, "--hparams": ["hparams"],
         "--ensemble": FOLDERS, "--decode_shards": INTS, "--worker_id": INTS,
         "--raw_weights": SWITCH, "--problem": PROBLEMS,

@@ -38,6 +38,7 @@ def ws(tmp_path_factory):
     files.mkdir()
     (files / "in.txt").write_text("0 1 1\n1 0\n")
     (files / "one_line.txt").write_text("1 1 0\n")
+    (files / "blank_line.txt").write_text("0 1\n\n")
     (files / "latin1.txt").write_bytes(b"0 1\ncaf\xe9\n")
     (files / "empty.txt").write_text("")
     (files / "no_tab.txt").write_text("0 1\t1 0\n0 1 1\n")

@@ -208,6 +208,32 @@ def test_a_sampling_export_draws_the_decoders_samples(translation):
     assert [text.decode("utf-8") for text in first] == [row[0] for row in outputs]
 
 
+def test_a_prefixed_request_equals_the_decoders_prefixes(translation, tmp_path):
+    export_dir, _ = translation
+    output_dir = os.path.join(os.path.dirname(os.path.dirname(export_dir)), "train")
+    prefixes = ["the", "a green", "", "", "red red red red red red"]
+    source, prefix_file = tmp_path / "in.txt", tmp_path / "prefixes.txt"
+    source.write_text("".join(line + "\n" for line in TRANSLATION_LINES))
+    prefix_file.write_text("".join(line + "\n" for line in prefixes))
+    assert t2t_decoder.main([f"--output_dir={output_dir}", f"--decode_hparams={DECODE}",
+                             f"--decode_from_file={source}", f"--decode_prefixes={prefix_file}",
+                             f"--decode_to_file={tmp_path / 'out.txt'}"]) == 0
+    decoded = (tmp_path / "out.txt").read_text().splitlines()
+    function = load(export_dir).signatures["prefixed"]
+    result = function(inputs=tf.constant(TRANSLATION_LINES), prefixes=tf.constant(prefixes))
+    assert result["outputs"].shape == (len(prefixes), 3)
+    assert [text.decode() for text in result["outputs"].numpy()[:, 0]] == decoded
+    assert all(text.startswith(prefix) for text, prefix in zip(decoded, prefixes))
+    # A model with 6 learned positions has room for prefixes of 5 tokens.
+    codec, rules = graph_codec(ByteTextEncoder()), InputRules(4, 6)
+    assert graph_rules.prefix_ids(rules, codec, tf.constant(["abcde", ""])).shape == (2, 5)
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="(?s)prefixes leave the model no position.*positions.*1"):
+        graph_rules.prefix_ids(rules, codec, tf.constant(["", "abcdef"]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="one prefix an input"):
+        function(inputs=tf.constant(["a", "b"]), prefixes=tf.constant([""]))
+
+
 def test_bad_inputs(translation):
     export_dir, _ = translation
     function = load(export_dir).signatures["serving_default"]

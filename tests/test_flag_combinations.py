@@ -35,6 +35,10 @@ CASES = [
     (t2t_decoder.parser, ["--decode_shards=4"], "--worker_id=2", []),
     (t2t_decoder.parser, ["--decode_shards=4", "--decode_from_file=in.txt"], "--merge_shards",
      ["--decode_from_file=in.txt"]),
+    (t2t_decoder.parser, ["--decode_from_file=in.txt"], "--decode_prefixes=prefixes.txt",
+     ["--decode_interactive"]),
+    (t2t_decoder.parser, ["--decode_interactive"], "--prefix_after_tab",
+     ["--decode_from_file=in.txt"]),
     (t2t_datagen.parser, ["--eval_files_dir=eval"], "--eval_split=dev", []),
     (t2t_bleu.parser, ["--source=src.txt"], "--length_buckets=5,10", []),
 ]

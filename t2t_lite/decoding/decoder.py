@@ -165,7 +165,8 @@ def decode_lines(lines: Sequence[str], decoding: Decoding, description: str | No
 
 
 def decode_interactive(decoding: Decoding, input_stream: BinaryIO | None = None,
-                       output_stream: TextIO | None = None, prompt: str = "") -> None:
+                       output_stream: TextIO | None = None, prompt: str = "",
+                       prefix_after_tab: bool = False) -> None:
     """Prints one decoded line per line read (stdin by default) until end of input.
 
     Lines are read as files are (``stream_utf8_lines``): a line that is not UTF-8
@@ -173,10 +174,13 @@ def decode_interactive(decoding: Decoding, input_stream: BinaryIO | None = None,
     ``<stdin>:LINE``; unknown tokens and a cut input are warned about line by line.
     A ``prompt`` (for a terminal) goes to stderr before each line is read, and a
     newline at the end of input (Ctrl-D leaves the cursor on the prompt's line).
+    With ``prefix_after_tab`` a line's text after its first tab is the target prefix
+    its decode begins with (``decode_lines``' prefixes).
     """
     input_stream = input_stream or sys.stdin.buffer
     output_stream = output_stream or sys.stdout
-    lines = enumerate(stream_utf8_lines(input_stream, STDIN), start=1)
+    lines = enumerate(stream_utf8_lines(input_stream, STDIN, allow_tab=prefix_after_tab),
+                      start=1)
     while True:
         if prompt:
             sys.stderr.write(prompt)
@@ -191,9 +195,15 @@ def decode_interactive(decoding: Decoding, input_stream: BinaryIO | None = None,
             if prompt:
                 sys.stderr.write("\n")
             return
+        line, _, prefix = line.partition("\t") if prefix_after_tab else (line, "", "")
+        if "\t" in prefix:
+            raise ValueError(f"{STDIN}:{number}: a line holds two tabs; under "
+                             "--prefix_after_tab it is SOURCE<TAB>TARGET PREFIX")
+        encode_prefixes([prefix], decoding, STDIN, number - 1)  # its errors name the line
         unknown = UnknownTokens(STDIN)
         unknown.count(decoding.encoder, line, number)
         unknown.warn("decoded")
-        output = decode_lines([line], decoding, source=f"{STDIN}:{number}", first_line=number - 1)
+        output = decode_lines([line], decoding, source=f"{STDIN}:{number}", first_line=number - 1,
+                              prefixes=[prefix] if prefix_after_tab else None)
         output_stream.write(output[0] + "\n")
         output_stream.flush()

@@ -27,7 +27,7 @@ from typing import Any, Iterator, Mapping
 
 from t2t_lite.data.text_files import iter_utf8_lines, write_lines_atomically
 from t2t_lite.data.unknown_tokens import UnknownTokens
-from t2t_lite.decoding.decoder import decode_window
+from t2t_lite.decoding.decoder import decode_window, encode_prefixes
 from t2t_lite.decoding.factory import Decoding
 from t2t_lite.decoding.input_rules import warn_cut
 from t2t_lite.decoding.kept_windows import (SUFFIX, KeptWindows, Window, add_line,
@@ -89,16 +89,30 @@ class FileDecode:
     kept_windows: int  # windows found kept from an interrupted run, not decoded again
 
 
-def scan_input(path: str, window_lines: int, decoding: Decoding | None = None) -> InputScan:
+def scan_input(path: str, window_lines: int, decoding: Decoding | None = None,
+               prefix_path: str | None = None) -> InputScan:
     """Reads ``path`` once (every line checked, errors naming ``FILE:LINE``); with a
-    ``decoding``, its unknown input tokens are counted in one warning."""
+    ``decoding``, its unknown input tokens are counted in one warning. With a
+    ``prefix_path`` (target prefixes, line-aligned) each prefix is read beside its
+    line and goes into the window's digest (kept windows and shards of one prefix
+    file are no others'): refused, naming its line, when the counts differ, when a
+    blank line has a prefix, or (with a ``decoding``) a prefix is too long."""
     unknown = UnknownTokens(path) if decoding else None
     windows, texts = [], []
     digest, first, count, nonblank = line_digest(), 0, 0, 0
-    for count, line in enumerate(iter_utf8_lines(path), start=1):
+    for count, (line, prefix) in enumerate(_with_prefixes(path, prefix_path), start=1):
         if unknown:
             unknown.count(decoding.encoder, line, count)
-        add_line(digest, line)
+        if prefix is None:
+            add_line(digest, line)
+        else:
+            if prefix.strip() and not line.strip():
+                raise ValueError(f"{prefix_path}:{count}: a prefix for a blank line of {path} "
+                                 "(a blank line decodes to a blank line): leave it empty")
+            if decoding and prefix.strip():
+                encode_prefixes([prefix], decoding, prefix_path, count - 1)
+            # NUL parts them: no line holds a control character (iter_utf8_lines).
+            add_line(digest, f"{line}\0{prefix}")
         nonblank += bool(line.strip())
         if count - first == window_lines:
             windows.append(Window(len(windows), first, count - first, digest.hexdigest()))
@@ -112,6 +126,22 @@ def scan_input(path: str, window_lines: int, decoding: Decoding | None = None) -
     return InputScan(path, count, windows, texts)
 
 
+def _with_prefixes(path: str, prefix_path: str | None) -> Iterator[tuple[str, str | None]]:
+    """Each line of ``path`` with its line of ``prefix_path`` (None without one)."""
+    if prefix_path is None:
+        yield from ((line, None) for line in iter_utf8_lines(path))
+        return
+    missing = object()
+    lines = itertools.zip_longest(iter_utf8_lines(path), iter_utf8_lines(prefix_path),
+                                  fillvalue=missing)
+    for count, (line, prefix) in enumerate(lines):
+        if line is missing or prefix is missing:
+            raise ValueError(f"{prefix_path} has {count_lines(prefix_path)} lines but {path} "
+                             f"has {count_lines(path)}: give one prefix a line (an empty "
+                             "line for none)")
+        yield line, prefix
+
+
 def count_lines(path: str) -> int:
     """The lines of ``path``, each checked (a reference file)."""
     return sum(1 for _ in iter_utf8_lines(path))
@@ -119,8 +149,8 @@ def count_lines(path: str) -> int:
 
 def decode_file(input_path: str, output_path: str, decoding: Decoding,
                 identity: Mapping[str, Any] | None, shard: Shard = Shard(),
-                description: str | None = None,
-                reference_path: str | None = None) -> FileDecode:
+                description: str | None = None, reference_path: str | None = None,
+                prefix_path: str | None = None) -> FileDecode:
     """Decodes ``shard``'s part of ``input_path`` into ``output_path`` (for a shard,
     its ``part_path`` of the whole output, which ``merge_shards`` reads).
 
@@ -129,10 +159,11 @@ def decode_file(input_path: str, output_path: str, decoding: Decoding,
     identity and the same input lines. Without one, nothing is kept (the outputs
     are held until the end, as a library caller's scores need them anyway). A ``reference_path`` (whole decodes only) is
     checked to have the input's line count before anything is decoded. With a
-    ``description`` the progress is shown.
+    ``description`` the progress is shown. ``prefix_path``: a target prefix for each
+    input line (plain text, an empty line for none) that its outputs begin with.
     """
     settings, identity_given = decoding.settings, identity is not None
-    scan = scan_input(input_path, settings.read_window_lines, decoding)
+    scan = scan_input(input_path, settings.read_window_lines, decoding, prefix_path)
     if reference_path:
         references = count_lines(reference_path)
         if references != scan.lines:
@@ -152,8 +183,13 @@ def decode_file(input_path: str, output_path: str, decoding: Decoding,
            if description else None)
     outputs: list[str] = []
     cut = sum(kept.cut(window) for window in mine if kept and kept.is_kept(window))
-    for window, lines in zip(todo, _windows_of(input_path, todo)):
-        window_outputs, window_cut = decode_window(lines, decoding, window.first_line, bar)
+    prefix_windows = (_windows_of(prefix_path, todo) if prefix_path
+                      else itertools.repeat(None))
+    for window, lines, prefixes in zip(todo, _windows_of(input_path, todo), prefix_windows):
+        if prefixes is not None:
+            prefixes = encode_prefixes(prefixes, decoding, prefix_path, window.first_line)
+        window_outputs, window_cut = decode_window(lines, decoding, window.first_line, bar,
+                                                   prefixes)
         cut += window_cut
         if kept:
             kept.keep(window, window_outputs, window_cut)
@@ -180,13 +216,14 @@ def decode_identity(identity: Mapping[str, Any], settings: Any) -> dict[str, Any
 
 
 def merge_shards(input_path: str, output_path: str, identity: Mapping[str, Any],
-                 settings: Any, count: int) -> int:
-    """Joins the ``count`` parts of ``output_path`` decoded from ``input_path`` under
-    ``identity`` and ``settings`` into ``output_path``; returns its lines. Refused,
-    naming each, when a part is missing, was changed since it was written, or is
-    stale: decoded from other lines or under another identity."""
+                 settings: Any, count: int, prefix_path: str | None = None) -> int:
+    """Joins the ``count`` parts of ``output_path`` decoded from ``input_path`` (and
+    ``prefix_path``'s prefixes) under ``identity`` and ``settings`` into
+    ``output_path``; returns its lines. Refused, naming each, when a part is missing,
+    was changed since it was written, or is stale: decoded from other lines or
+    prefixes or under another identity."""
     identity = decode_identity(identity, settings)
-    scan = scan_input(input_path, settings.read_window_lines)
+    scan = scan_input(input_path, settings.read_window_lines, prefix_path=prefix_path)
     shards = [Shard(index, count) for index in range(count)]
     missing = [shard for shard in shards
                if not (os.path.isfile(shard.part_path(output_path))
@@ -209,8 +246,10 @@ def merge_shards(input_path: str, output_path: str, identity: Mapping[str, Any],
                              f"writing the run? pin --checkpoint_path); {worker}")
         if record.get("digest") != joint_digest(mine) or record.get("lines") != sum(
                 window.lines for window in mine):
-            raise ValueError(f"--merge_shards: {part} was decoded from other lines than "
-                             f"{input_path}'s part {shard.index} of {count} now; {worker}")
+            prefixes = f" (with {prefix_path}'s prefixes)" if prefix_path else ""
+            raise ValueError(f"--merge_shards: {part} was decoded from other lines or "
+                             f"prefixes than {input_path}'s part {shard.index} of {count}"
+                             f"{prefixes} now; {worker}")
         if record.get("output_digest") != _file_digest(part):
             raise ValueError(f"--merge_shards: {part} was changed since t2t-decoder wrote "
                              f"it; {worker}")
@@ -281,10 +320,12 @@ def best_outputs(output_path: str, fielded: bool) -> list[str]:
 
 
 def decode_from_file(input_path: str, output_path: str, decoding: Decoding,
-                     reference_path: str | None = None) -> tuple[list[str], list[str] | None]:
+                     reference_path: str | None = None, prefix_path: str | None = None
+                     ) -> tuple[list[str], list[str] | None]:
     """``decode_file`` of the whole input, keeping nothing (for library callers that
     score what they decode): the best decode of each line (``best_outputs``) and the
     reference lines (or None)."""
-    decode_file(input_path, output_path, decoding, None, reference_path=reference_path)
+    decode_file(input_path, output_path, decoding, None, reference_path=reference_path,
+                prefix_path=prefix_path)
     references = list(iter_utf8_lines(reference_path)) if reference_path else None
     return best_outputs(output_path, decoding.settings.fielded), references

@@ -84,8 +84,9 @@ class KeptWindows:
                 continue
             if record.get("digest") != window.digest or record.get("lines") != window.lines:
                 raise ValueError(f"{self.path} holds {window.shown} of another input (its "
-                                 "lines differ from the input's now); decode the input they "
-                                 "came from, or remove the folder to start over")
+                                 "lines or --decode_prefixes differ from the input's now); "
+                                 "decode the input they came from, or remove the folder to "
+                                 "start over")
             kept += 1
         return kept
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from t2t_lite.decoding.beam_search import beam_search, search
+from t2t_lite.decoding.beam_search import search
 from t2t_lite.decoding.search_options import SearchOptions
 
 # Under XLA the caches are fixed-size buffers and a step attends over all of one:
@@ -135,10 +135,13 @@ class BeamSearchDecoder:
                 f"{max_positions} positions the model learned; decode at most "
                 f"{max_positions} (InputRules.decode_length)")
 
-    def in_graph(self, inputs: tf.Tensor, max_decode_length: tf.Tensor
-                 ) -> tuple[tf.Tensor, tf.Tensor]:
+    def in_graph(self, inputs: tf.Tensor, max_decode_length: tf.Tensor,
+                 prefixes: tf.Tensor | None = None) -> tuple[tf.Tensor, tf.Tensor]:
         """The search as ops of the caller's graph (an export's serving function, which
         takes any batch and length: not compiled, whatever ``jit_compile``) ->
-        ``beam_search``'s (ids, scores); a sampling decode's randomness keyed by each
-        input's position in ``inputs``."""
-        return beam_search(self.model, inputs, max_decode_length, self.options)
+        ``beam_search``'s (ids, scores), each input's outputs beginning with its row of
+        ``prefixes`` if given; a sampling decode's randomness keyed by each input's
+        position in ``inputs``."""
+        ids, scores, steps = search(self.model, inputs, max_decode_length, self.options,
+                                    prefixes=prefixes)
+        return ids[:, :, :steps], scores

@@ -7,7 +7,12 @@ Signatures (both take ``inputs``: string [N], any N and any input length):
   length-penalized log-probability);
 * ``beams`` -> ``outputs`` string [N, beam_size] and ``scores`` [N,
   beam_size], best first; a beam slot the search left empty has output ""
-  and score -inf.
+  and score -inf;
+* ``prefixed`` takes ``prefixes`` too (string [N], target text, "" for none;
+  CTranslate2's ``target_prefix``) -> ``beams``' outputs, each beginning with its
+  input's prefix and going on from it (``forced_prefix``; the prefix scored by
+  the model, as in ``t2t-decoder --decode_prefixes``). A prefix with no room
+  left in the model's positions fails the request, naming its position.
 
 Under the decode hparam ``sampling_method=random`` (settings fixed at export,
 seed included) the search samples instead (``t2t_lite.decoding.sampling``):
@@ -47,6 +52,7 @@ from t2t_lite.export import graph_rules
 from t2t_lite.export.graph_text import graph_codec
 
 STRINGS = tf.TensorSpec([None], tf.string, name="inputs")
+PREFIXES = tf.TensorSpec([None], tf.string, name="prefixes")
 
 
 class _Untracked:
@@ -76,6 +82,8 @@ class ExportModule(tf.Module):
         self._problem = problem
         self.serve = tf.function(self._serve, input_signature=[STRINGS], autograph=False)
         self.beams = tf.function(self._beams, input_signature=[STRINGS], autograph=False)
+        self.prefixed = tf.function(self._prefixed, input_signature=[STRINGS, PREFIXES],
+                                    autograph=False)
 
     def _serve(self, inputs: tf.Tensor) -> dict[str, tf.Tensor]:
         outputs, scores = self._decode(inputs)
@@ -85,7 +93,13 @@ class ExportModule(tf.Module):
         outputs, scores = self._decode(inputs)
         return {"outputs": outputs, "scores": scores}
 
-    def _check_utf8(self, inputs: tf.Tensor) -> tf.Operation:
+    def _prefixed(self, inputs: tf.Tensor, prefixes: tf.Tensor) -> dict[str, tf.Tensor]:
+        tf.debugging.assert_equal(tf.shape(prefixes), tf.shape(inputs),
+                                  message="give one prefix an input (\"\" for none)")
+        outputs, scores = self._decode(inputs, prefixes)
+        return {"outputs": outputs, "scores": scores}
+
+    def _check_utf8(self, inputs: tf.Tensor, name: str = "inputs") -> tf.Operation:
         """Fails the call when an input is not valid UTF-8 (``errors="ignore"`` drops
         exactly the invalid bytes, so a valid string survives a round trip)."""
         round_trip = tf.strings.unicode_encode(
@@ -93,18 +107,28 @@ class ExportModule(tf.Module):
         invalid = tf.where(tf.not_equal(round_trip, inputs))[:, 0]
         return tf.debugging.Assert(
             tf.equal(tf.size(invalid), 0),
-            ["inputs must be valid UTF-8; not valid at (0-based) positions", invalid],
+            [f"{name} must be valid UTF-8; not valid at (0-based) positions", invalid],
             summarize=10)
 
-    def _decode(self, inputs: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        """inputs [N] -> (output lines [N, beam], scores [N, beam])."""
+    def _decode(self, inputs: tf.Tensor, prefixes: tf.Tensor | None = None
+                ) -> tuple[tf.Tensor, tf.Tensor]:
+        """inputs [N] (and their target prefixes) -> (output lines [N, beam], scores
+        [N, beam])."""
         decoding = self._decoding.value
         with tf.control_dependencies([self._check_utf8(inputs)]):
             lines = tf.strings.strip(inputs)
         source_ids = graph_rules.source_ids(decoding.rules, self.input_codec, lines)
+        length = tf.shape(source_ids)[1]
+        prefix_ids = None
+        if prefixes is not None:
+            with tf.control_dependencies([self._check_utf8(prefixes, "prefixes")]):
+                prefix_ids = graph_rules.prefix_ids(decoding.rules, self.target_codec,
+                                                    tf.strings.strip(prefixes))
+            # Room after the prefix as after an input (decoder.decode_window).
+            length = tf.maximum(length, tf.shape(prefix_ids)[1] + 1)
         max_decode_length = graph_rules.decode_length(
-            decoding.rules, tf.shape(source_ids)[1] + decoding.settings.extra_length)
-        ids, scores = decoding.search.in_graph(source_ids, max_decode_length)
+            decoding.rules, length + decoding.settings.extra_length)
+        ids, scores = decoding.search.in_graph(source_ids, max_decode_length, prefix_ids)
         batch, beams = tf.shape(ids)[0], tf.shape(ids)[1]
         text = self.target_codec.decode(tf.reshape(ids, [batch * beams, -1]))
         text = graph_rules.one_line(decoding.rules, text)
@@ -127,7 +151,8 @@ def export(module: ExportModule, export_dir: str) -> int:
     try:
         tf.saved_model.save(module, partial, signatures={
             "serving_default": module.serve.get_concrete_function(),
-            "beams": module.beams.get_concrete_function()})
+            "beams": module.beams.get_concrete_function(),
+            "prefixed": module.prefixed.get_concrete_function()})
         if os.path.exists(export_dir):
             os.rmdir(export_dir)
         os.replace(partial, export_dir)

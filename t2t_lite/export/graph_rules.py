@@ -21,6 +21,21 @@ def source_ids(rules: InputRules, codec: GraphTextCodec, lines: tf.Tensor) -> tf
     return tf.concat([tf.cast(ids, tf.int32), eos], axis=1).to_tensor(default_value=PAD_ID)
 
 
+def prefix_ids(rules: InputRules, codec: GraphTextCodec, prefixes: tf.Tensor) -> tf.Tensor:
+    """Stripped target prefixes [N] -> int32 [N, P], PAD-padded, no EOS
+    (``decoder.encode_prefixes``); a prefix that leaves the model no position to go
+    on in fails the call, naming its position."""
+    ids = codec.encode(prefixes)
+    room = decode_length(rules, tf.constant(2 ** 31 - 1))
+    too_long = tf.where(ids.row_lengths() >= tf.cast(room, ids.row_lengths().dtype))[:, 0]
+    check = tf.debugging.Assert(
+        tf.equal(tf.size(too_long), 0),
+        ["prefixes leave the model no position to go on in (it decodes at most", room,
+         "tokens): shorten the prefixes at (0-based) positions", too_long], summarize=10)
+    with tf.control_dependencies([check]):
+        return tf.cast(ids, tf.int32).to_tensor(default_value=PAD_ID)
+
+
 def decode_length(rules: InputRules, max_decode_length: tf.Tensor) -> tf.Tensor:
     """``InputRules.decode_length``: ``max_decode_length`` within the model's positions."""
     if rules.max_positions is None:
