@@ -7,6 +7,7 @@ Problem, model, hparams and data dir default to what t2t-trainer recorded in
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import os
 import sys
@@ -53,6 +54,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--prefix_after_tab", action="store_true",
                    help="(--decode_interactive) a line is SOURCE<TAB>TARGET PREFIX: its "
                         "decode begins with the prefix")
+    p.add_argument("--decode_alignments",
+                   help="write each output line's source-target word alignment (Pharaoh "
+                        "'0-0 1-2': words split on spaces) to this file, a line each (every "
+                        "beam's, tab-separated, with return_beams), from the cross-attention")
     p.add_argument("--score_file",
                    help="score given outputs instead of decoding: each line 'source<TAB>target'"
                         "; writes log P(target | source) a line to --decode_to_file (default: "
@@ -77,6 +82,8 @@ def parser() -> argparse.ArgumentParser:
     p.acts_only("--merge_shards", "with --decode_shards=N (N > 1) and --decode_from_file",
                 lambda args: args.decode_shards > 1 and bool(args.decode_from_file))
     p.acts_only("--decode_prefixes", "with --decode_from_file",
+                lambda args: bool(args.decode_from_file))
+    p.acts_only("--decode_alignments", "with --decode_from_file",
                 lambda args: bool(args.decode_from_file))
     p.acts_only("--prefix_after_tab", "with --decode_interactive",
                 lambda args: args.decode_interactive)
@@ -116,6 +123,9 @@ def decode(argv: Sequence[str] | None) -> int:
         raise ValueError("--decode_reference needs --decode_from_file")
     if args.ensemble and args.score_file:
         raise ValueError("--score_file scores one model: leave out --ensemble")
+    if args.ensemble and args.decode_alignments:
+        raise ValueError("--decode_alignments reads one model's cross-attention: leave out "
+                         "--ensemble")
     _check_sharding(args)
     source = args.score_file or args.decode_from_file
     if (source and not args.decode_to_file and os.path.exists(source)
@@ -126,6 +136,7 @@ def decode(argv: Sequence[str] | None) -> int:
                          "give --decode_to_file")
     from t2t_lite.decoding import decoder, file_decoding
     from t2t_lite.decoding.likelihood import score_file
+    from t2t_lite.decoding.word_alignment import Aligner
 
     run = trained_run.open_run(args, "t2t-decoder", partial(_declare_inputs, args))
     settings = run.decode_settings(args.decode_hparams)
@@ -143,7 +154,12 @@ def decode(argv: Sequence[str] | None) -> int:
         target = file_decoding.Shard(args.worker_id, args.decode_shards).part_path(target)
     flag = "--decode_to_file" if args.decode_to_file else f"--decode_to_file (default {default})"
     lines = _input_lines(source)  # counted once, for the interrupt's line and the disk
+    alignments = args.decode_alignments
+    if alignments and args.decode_shards > 1 and not args.merge_shards:
+        alignments = file_decoding.Shard(args.worker_id, args.decode_shards).part_path(alignments)
     with run.paths.output_file(flag, target) as output_path, \
+            (run.paths.output_file("--decode_alignments", alignments) if alignments
+             else contextlib.nullcontext()) as alignment_path, \
             common.writing(f"while {'scoring' if args.score_file else 'decoding'} {source}",
                            flag.split(" ")[0], output_path,
                            _what_is_kept(args, settings, output_path, lines)):
@@ -159,14 +175,17 @@ def decode(argv: Sequence[str] | None) -> int:
             print(f"scored {len(scores)} lines of {args.score_file} to {output_path}")
             return 0
         if args.merge_shards:
-            return _merge(args, run, settings, output_path)
+            return _merge(args, run, settings, output_path, alignment_path)
         decoding, identity = _decoding(args, run, settings)
+        aligner = (Aligner(decoding.search.model, decoding.encoder, decoding.target_encoder)
+                   if alignment_path else None)
         started = time.perf_counter()
         done = file_decoding.decode_file(
             args.decode_from_file, output_path, decoding, identity,
             file_decoding.Shard(args.worker_id, args.decode_shards),
             description=f"decoding {os.path.basename(args.decode_from_file)}",
-            reference_path=args.decode_reference, prefix_path=args.decode_prefixes)
+            reference_path=args.decode_reference, prefix_path=args.decode_prefixes,
+            aligner=aligner, alignment_path=alignment_path)
     seconds = time.perf_counter() - started
     search = decoding.search
     compiled = f", {len(search.shapes_seen)} XLA programs" if settings.xla else ""
@@ -204,7 +223,7 @@ def _check_sharding(args: argparse.Namespace) -> None:
 
 
 def _merge(args: argparse.Namespace, run: trained_run.OpenedRun,
-           settings: "DecodeSettings", output_path: str) -> int:
+           settings: "DecodeSettings", output_path: str, alignment_path: str | None) -> int:
     """--merge_shards: the parts joined, under this command's model and settings."""
     from t2t_lite.decoding import file_decoding
 
@@ -212,8 +231,11 @@ def _merge(args: argparse.Namespace, run: trained_run.OpenedRun,
         run.experiment, args.checkpoint_path)] + [
         trained_run.checkpoint_to_read(trained_run.ensemble_member(run.experiment, other))
         for other in filter(None, args.ensemble.split(","))])
-    lines = file_decoding.merge_shards(args.decode_from_file, output_path, identity, settings,
-                                       args.decode_shards, args.decode_prefixes)
+    from t2t_lite.decoding.word_alignment import DEFAULT_LAYER
+
+    lines = file_decoding.merge_shards(
+        args.decode_from_file, output_path, identity, settings, args.decode_shards,
+        args.decode_prefixes, DEFAULT_LAYER if alignment_path else None, alignment_path)
     print(f"merged the {args.decode_shards} parts ({lines} lines) into {output_path}")
     if args.decode_reference:
         _score(run, settings, output_path, args.decode_reference)

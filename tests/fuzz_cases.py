@@ -134,14 +134,18 @@ def decoder_outputs(drawn: dict[str, str]) -> list[str]:
         source = drawn.get("--score_file") or drawn.get("--decode_from_file", "files/in.txt")
         suffix = ".scores" if "--score_file" in drawn else ".decoded"
         target = source + suffix if source.startswith("files/") else ""
-    if target not in ("files/new_out.txt", "user_folder/x.txt", "files/prev.decoded",
-                      "files/in.txt.decoded", "files/pairs.tsv.scores", "files/gone.txt"):
-        return []
-    shards, worker = drawn.get("--decode_shards", "1"), drawn.get("--worker_id", "0")
-    if shards.isdigit() and worker.isdigit() and int(shards) > int(worker) and int(shards) > 1:
-        part = Shard(int(worker), int(shards)).part_path(target)  # and its record
-        return [target, part, part + RECORD_SUFFIX]
-    return [target]
+    outputs = []
+    for path in (target, drawn.get("--decode_alignments", "")):
+        if path not in ("files/new_out.txt", "user_folder/x.txt", "files/prev.decoded",
+                        "files/in.txt.decoded", "files/pairs.tsv.scores", "files/gone.txt"):
+            continue
+        shards, worker = drawn.get("--decode_shards", "1"), drawn.get("--worker_id", "0")
+        if shards.isdigit() and worker.isdigit() and int(shards) > max(int(worker), 1):
+            part = Shard(int(worker), int(shards)).part_path(path)  # and its record
+            outputs += [path, part, part + RECORD_SUFFIX]
+        else:
+            outputs.append(path)
+    return outputs
 
 
 def trainer_outputs(drawn: dict[str, str]) -> list[str]:
@@ -179,6 +183,7 @@ COMMANDS = [
     Command("t2t-decoder", t2t_decoder.main, {
         "--output_dir": FOLDERS, "--decode_from_file": INPUTS, "--decode_to_file": OUTPUTS,
         "--decode_reference": INPUTS, "--decode_prefixes": INPUTS,
+        "--decode_alignments": OUTPUTS,
         "--decode_hparams": ["decode"],
         "--checkpoint_path": CHECKPOINTS, "--score_file": INPUTS, "--hparams": ["hparams"],
         "--ensemble": FOLDERS, "--decode_shards": INTS, "--worker_id": INTS,

@@ -10,6 +10,7 @@ without running the model.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from typing import BinaryIO, Iterator, Sequence, TextIO
@@ -22,6 +23,7 @@ from t2t_lite.data.unknown_tokens import UnknownTokens
 from t2t_lite.decoding.factory import Decoding
 from t2t_lite.decoding.input_rules import InputRules, encode_input, warn_cut
 from t2t_lite.decoding.settings import DecodeSettings
+from t2t_lite.decoding.word_alignment import Aligner
 from t2t_lite.progress import Progress
 
 STDIN = "<stdin>"  # the name of standard input in warnings and errors
@@ -71,14 +73,25 @@ def encode_prefixes(prefixes: Sequence[str], decoding: Decoding, source: str,
     return encoded
 
 
+@dataclasses.dataclass
+class DecodedWindow:
+    """What ``decode_window`` gives: an output a line, how many inputs were cut to the
+    input limit, and (with an ``Aligner``) each output's word alignment (with every
+    hypothesis written, one each, tab-separated; "" for a blank line)."""
+    outputs: list[str]
+    cut: int
+    alignments: list[str] | None = None
+
+
 def decode_window(lines: Sequence[str], decoding: Decoding, first_line: int = 0,
-                  bar: Progress | None = None,
-                  prefixes: Sequence[list[int]] | None = None) -> tuple[list[str], int]:
-    """``decode_lines`` without its warning: the outputs, and how many inputs were cut
-    to the rules' ``max_input_length``. ``bar`` counts the lines decoded. ``prefixes``:
-    the target ids each line's outputs begin with (``encode_prefixes``), one a line."""
+                  bar: Progress | None = None, prefixes: Sequence[list[int]] | None = None,
+                  aligner: Aligner | None = None) -> DecodedWindow:
+    """``decode_lines`` without its warning. ``bar`` counts the lines decoded.
+    ``prefixes``: the target ids each line's outputs begin with (``encode_prefixes``),
+    one a line. ``aligner``: aligns each hypothesis written with its input."""
     settings, rules = decoding.settings, decoding.rules
     outputs = [""] * len(lines)
+    alignments = [""] * len(lines) if aligner else None
     encoded, cut = {}, 0
     for i, line in enumerate(lines):
         if line.strip():
@@ -109,6 +122,15 @@ def decode_window(lines: Sequence[str], decoding: Decoding, first_line: int = 0,
             ids, scores = decoding(inputs, max(inputs.shape[1], longest + 1)
                                    + settings.extra_length, line_numbers, batch_prefixes)
         ids, scores = np.asarray(ids), np.asarray(scores)
+        written = [(row, k) for row in range(len(indices))
+                   for k in range(ids.shape[1] if settings.every_hypothesis else 1)
+                   if not math.isinf(scores[row, k])]
+        if aligner and written:
+            rows, beams = zip(*written)
+            aligned = dict(zip(written, aligner(inputs[list(rows)], ids[rows, beams])))
+            for row, index in enumerate(indices):
+                alignments[index] = "\t".join(aligned[one] for one in written
+                                              if one[0] == row)
         for row, index in enumerate(indices):
             fields = []
             for k in range(ids.shape[1] if settings.every_hypothesis else 1):
@@ -124,7 +146,7 @@ def decode_window(lines: Sequence[str], decoding: Decoding, first_line: int = 0,
             outputs[index] = "\t".join(fields)
         if bar:
             bar.update(len(indices))
-    return outputs, cut
+    return DecodedWindow(outputs, cut, alignments)
 
 
 def decode_lines(lines: Sequence[str], decoding: Decoding, description: str | None = None,
@@ -157,11 +179,11 @@ def decode_lines(lines: Sequence[str], decoding: Decoding, description: str | No
             raise ValueError(f"{len(prefixes)} prefixes for {len(lines)} lines of {source}: "
                              "give one a line (an empty one for no prefix)")
         prefixes = encode_prefixes(prefixes, decoding, f"the prefixes of {source}", first_line)
-    outputs, cut = decode_window(lines, decoding, first_line, bar, prefixes)
+    decoded = decode_window(lines, decoding, first_line, bar, prefixes)
     if bar:
         bar.close()
-    warn_cut(source, cut, nonempty, decoding.rules.max_input_length)
-    return outputs
+    warn_cut(source, decoded.cut, nonempty, decoding.rules.max_input_length)
+    return decoded.outputs
 
 
 def decode_interactive(decoding: Decoding, input_stream: BinaryIO | None = None,

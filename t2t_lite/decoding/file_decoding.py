@@ -28,6 +28,7 @@ from typing import Any, Iterator, Mapping
 from t2t_lite.data.text_files import iter_utf8_lines, write_lines_atomically
 from t2t_lite.data.unknown_tokens import UnknownTokens
 from t2t_lite.decoding.decoder import decode_window, encode_prefixes
+from t2t_lite.decoding.word_alignment import Aligner
 from t2t_lite.decoding.factory import Decoding
 from t2t_lite.decoding.input_rules import warn_cut
 from t2t_lite.decoding.kept_windows import (SUFFIX, KeptWindows, Window, add_line,
@@ -150,7 +151,8 @@ def count_lines(path: str) -> int:
 def decode_file(input_path: str, output_path: str, decoding: Decoding,
                 identity: Mapping[str, Any] | None, shard: Shard = Shard(),
                 description: str | None = None, reference_path: str | None = None,
-                prefix_path: str | None = None) -> FileDecode:
+                prefix_path: str | None = None, aligner: Aligner | None = None,
+                alignment_path: str | None = None) -> FileDecode:
     """Decodes ``shard``'s part of ``input_path`` into ``output_path`` (for a shard,
     its ``part_path`` of the whole output, which ``merge_shards`` reads).
 
@@ -161,6 +163,8 @@ def decode_file(input_path: str, output_path: str, decoding: Decoding,
     checked to have the input's line count before anything is decoded. With a
     ``description`` the progress is shown. ``prefix_path``: a target prefix for each
     input line (plain text, an empty line for none) that its outputs begin with.
+    With an ``aligner``, each output line's word alignment goes to the same line of
+    ``alignment_path`` (for a shard, its part), kept and merged as the outputs are.
     """
     settings, identity_given = decoding.settings, identity is not None
     scan = scan_input(input_path, settings.read_window_lines, decoding, prefix_path)
@@ -170,7 +174,8 @@ def decode_file(input_path: str, output_path: str, decoding: Decoding,
             raise ValueError(f"{reference_path} has {references} lines but {input_path} "
                              f"has {scan.lines}: the references must be line-aligned with "
                              "the inputs")
-    identity = decode_identity(identity or {}, decoding.settings)
+    identity = decode_identity(identity or {}, decoding.settings,
+                               aligner.layer if aligner else None)
     mine = shard.windows(scan.windows)
     part_path = output_path
     if shard.count > 1:
@@ -182,47 +187,58 @@ def decode_file(input_path: str, output_path: str, decoding: Decoding,
     bar = (Progress(description, sum(window.lines for window in todo), "lines")
            if description else None)
     outputs: list[str] = []
+    alignments: list[str] = []
     cut = sum(kept.cut(window) for window in mine if kept and kept.is_kept(window))
     prefix_windows = (_windows_of(prefix_path, todo) if prefix_path
                       else itertools.repeat(None))
     for window, lines, prefixes in zip(todo, _windows_of(input_path, todo), prefix_windows):
         if prefixes is not None:
             prefixes = encode_prefixes(prefixes, decoding, prefix_path, window.first_line)
-        window_outputs, window_cut = decode_window(lines, decoding, window.first_line, bar,
-                                                   prefixes)
-        cut += window_cut
+        decoded = decode_window(lines, decoding, window.first_line, bar, prefixes, aligner)
+        cut += decoded.cut
         if kept:
-            kept.keep(window, window_outputs, window_cut)
+            kept.keep(window, decoded.outputs, decoded.cut, decoded.alignments)
         else:
-            outputs += window_outputs
+            outputs += decoded.outputs
+            alignments += decoded.alignments or []
     if bar:
         bar.close()
     warn_cut(input_path, cut, sum(scan.texts[window.index] for window in mine),
              decoding.rules.max_input_length)
+    if aligner:
+        write_lines_atomically(alignment_path, itertools.chain.from_iterable(
+            kept.lines(window, alignments=True) for window in mine) if kept else alignments)
     written = (itertools.chain.from_iterable(map(kept.lines, mine)) if kept else outputs)
     write_lines_atomically(part_path, written)
     if shard.count > 1:
-        _write_record(part_path, identity, shard, mine)
+        _write_record(part_path, identity, shard, mine, alignment_path if aligner else None)
     if kept:
         kept.remove()
     lines = sum(window.lines for window in mine)
     return FileDecode(part_path, lines, sum(window.lines for window in todo), resumed)
 
 
-def decode_identity(identity: Mapping[str, Any], settings: Any) -> dict[str, Any]:
+def decode_identity(identity: Mapping[str, Any], settings: Any,
+                    alignment_layer: int | None = None) -> dict[str, Any]:
     """What makes two decodes' outputs the same: the caller's ``identity`` (the
-    model's weights, the vocabulary) and every decode setting."""
-    return {**identity, "settings": dataclasses.asdict(settings)}
+    model's weights, the vocabulary), every decode setting and, if aligned, the
+    alignments' layer."""
+    aligned = {} if alignment_layer is None else {"alignment_layer": alignment_layer}
+    return {**identity, "settings": dataclasses.asdict(settings), **aligned}
 
 
 def merge_shards(input_path: str, output_path: str, identity: Mapping[str, Any],
-                 settings: Any, count: int, prefix_path: str | None = None) -> int:
+                 settings: Any, count: int, prefix_path: str | None = None,
+                 alignment_layer: int | None = None, alignment_path: str | None = None
+                 ) -> int:
     """Joins the ``count`` parts of ``output_path`` decoded from ``input_path`` (and
     ``prefix_path``'s prefixes) under ``identity`` and ``settings`` into
     ``output_path``; returns its lines. Refused, naming each, when a part is missing,
     was changed since it was written, or is stale: decoded from other lines or
-    prefixes or under another identity."""
-    identity = decode_identity(identity, settings)
+    prefixes or under another identity. With an ``alignment_path`` (aligned at
+    ``alignment_layer``), its parts are checked and joined too."""
+    identity = decode_identity(identity, settings, alignment_layer)
+    aligned = alignment_path is not None
     scan = scan_input(input_path, settings.read_window_lines, prefix_path=prefix_path)
     shards = [Shard(index, count) for index in range(count)]
     missing = [shard for shard in shards
@@ -250,9 +266,16 @@ def merge_shards(input_path: str, output_path: str, identity: Mapping[str, Any],
             raise ValueError(f"--merge_shards: {part} was decoded from other lines or "
                              f"prefixes than {input_path}'s part {shard.index} of {count}"
                              f"{prefixes} now; {worker}")
-        if record.get("output_digest") != _file_digest(part):
-            raise ValueError(f"--merge_shards: {part} was changed since t2t-decoder wrote "
-                             f"it; {worker}")
+        written = [part] + ([shard.part_path(alignment_path)] if aligned else [])
+        for path, digest in zip(written, ("output_digest", "alignment_digest")):
+            if not os.path.isfile(path):
+                raise ValueError(f"--merge_shards: {path} is missing; {worker}")
+            if record.get(digest) != _file_digest(path):
+                raise ValueError(f"--merge_shards: {path} was changed since t2t-decoder "
+                                 f"wrote it; {worker}")
+    if aligned:
+        write_lines_atomically(alignment_path, itertools.chain.from_iterable(
+            _raw_lines(shard.part_path(alignment_path)) for shard in shards))
     write_lines_atomically(output_path, itertools.chain.from_iterable(
         _raw_lines(shard.part_path(output_path)) for shard in shards))
     return scan.lines
@@ -276,10 +299,12 @@ def _check_record_place(part_path: str) -> None:
 
 
 def _write_record(part_path: str, identity: Mapping[str, Any], shard: Shard,
-                  windows: list[Window]) -> None:
+                  windows: list[Window], alignment_path: str | None = None) -> None:
     record = {"written_by": _RECORD_MARK, "identity": identity,
               "shard": [shard.index, shard.count], "lines": sum(w.lines for w in windows),
               "digest": joint_digest(windows), "output_digest": _file_digest(part_path)}
+    if alignment_path:
+        record["alignment_digest"] = _file_digest(alignment_path)
     write_lines_atomically(part_path + RECORD_SUFFIX, [json.dumps(record, indent=1,
                                                                   sort_keys=True)])
 

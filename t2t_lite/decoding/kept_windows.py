@@ -97,20 +97,25 @@ class KeptWindows:
         """How many inputs of a kept ``window`` were cut to the input limit."""
         return int(self._record(window)["cut"])
 
-    def keep(self, window: Window, outputs: list[str], cut: int) -> None:
-        """Writes ``window``'s outputs, then its record (a window is kept once both are)."""
+    def keep(self, window: Window, outputs: list[str], cut: int,
+             alignments: list[str] | None = None) -> None:
+        """Writes ``window``'s outputs (and alignments), then its record (a window is
+        kept once all are)."""
         if not os.path.exists(self.path):
             os.makedirs(self.path)
             _write_json(os.path.join(self.path, MANIFEST),
                         {"written_by": WRITTEN_BY, "identity": self.identity})
+        if alignments is not None:
+            write_lines_atomically(self._text(window, alignments=True), alignments)
         write_lines_atomically(self._text(window), outputs)
         _write_json(self._json(window), {"digest": window.digest, "lines": window.lines,
                                          "cut": cut})
 
-    def lines(self, window: Window) -> Iterator[str]:
-        """A kept window's output lines (``keep``'s ``outputs``), read back as written
-        (an output may hold what an input may not: a tab, a control character)."""
-        with open(self._text(window), "rb") as f:
+    def lines(self, window: Window, alignments: bool = False) -> Iterator[str]:
+        """A kept window's output lines (``keep``'s ``outputs``, or its ``alignments``),
+        read back as written (an output may hold what an input may not: a tab, a
+        control character)."""
+        with open(self._text(window, alignments), "rb") as f:
             for raw in f:
                 yield raw[:-1].decode("utf-8")
 
@@ -140,8 +145,9 @@ class KeptWindows:
         return record if isinstance(record, dict) and os.path.isfile(self._text(window)) \
             else None
 
-    def _text(self, window: Window) -> str:
-        return os.path.join(self.path, f"{window.index:07d}.txt")
+    def _text(self, window: Window, alignments: bool = False) -> str:
+        return os.path.join(self.path,
+                            f"{window.index:07d}{'.alignments' if alignments else ''}.txt")
 
     def _json(self, window: Window) -> str:
         return os.path.join(self.path, f"{window.index:07d}.json")
