@@ -65,8 +65,9 @@ def test_incremental_decoding_equals_teacher_forcing_and_padding_changes_nothing
 ])
 def test_the_step_loop_compiles_with_xla(name, overrides):
     """xla=true compiles the training step: the decoder's while loop must have a
-    bounded length there, and give what it gives without XLA."""
-    model = make_model(name, overrides + ",dropout=0.0")
+    bounded length there, and give what it gives without XLA. (One layer a side: XLA
+    compiles each layer's loop alike, and a second took the compiles half as long again.)"""
+    model = make_model(name, overrides + ",dropout=0.0,num_encoder_layers=1,num_decoder_layers=1")
     features = {"inputs": INPUTS, "targets": TARGETS}
     training = "sampling" in overrides  # scheduled sampling runs in training only
 
@@ -123,16 +124,17 @@ def log_softmax(logits):
                            ) - logits.max(-1, keepdims=True)
 
 
-def stepwise_argmax(model, input_row, max_length):
-    state = model.initial_decode_state(model.encode(input_row[None]), tf.constant(max_length))
-    ids, previous = [], PAD_ID
+def stepwise_argmax(model, inputs, max_length):
+    """Each row's greedy ids, fed back one decode_step at a time (the rows in one batch,
+    as the search has them), each row cut after its EOS."""
+    state = model.initial_decode_state(model.encode(inputs), tf.constant(max_length))
+    previous, steps = tf.fill([inputs.shape[0]], PAD_ID), []
     for step in range(max_length):
-        logits, state = model.decode_step(tf.constant([previous]), tf.constant(step), state)
-        previous = int(np.argmax(logits.numpy()[0]))
-        ids.append(previous)
-        if previous == EOS_ID:
-            break
-    return ids
+        logits, state = model.decode_step(previous, tf.constant(step), state)
+        previous = tf.argmax(logits, -1, output_type=previous.dtype)
+        steps.append(previous.numpy())
+    rows = np.stack(steps, 1).tolist()
+    return [row[:row.index(EOS_ID) + 1] if EOS_ID in row else row for row in rows]
 
 
 # Every other config, Bahdanau's, not the tied softmax's (the suite's time: its
@@ -142,22 +144,27 @@ def stepwise_argmax(model, input_row, max_length):
 def test_beam_of_one_is_greedy_and_beam_scores_are_the_models_log_probs(name, overrides):
     model = make_model(name, overrides)
     greedy, _ = BeamSearchDecoder(model, SearchOptions(beam_size=1, alpha=0.0))(INPUTS, 7)
-    for row in range(3):
-        expected = stepwise_argmax(model, INPUTS[row], 7)
+    for row, expected in enumerate(stepwise_argmax(model, INPUTS, 7)):
         assert greedy.numpy()[row, 0, :len(expected)].tolist() == expected
     # Beam 3: the state is reordered with the beams, so every returned hypothesis's
-    # score is its teacher-forced log-prob (alpha 0: no length penalty).
+    # score is its teacher-forced log-prob (alpha 0: no length penalty). The hypotheses
+    # are scored in one batch, padded after their EOS: positions after t do not reach t
+    # (test_incremental_decoding_equals_teacher_forcing_... checks it of every config).
     decoder = BeamSearchDecoder(model, SearchOptions(beam_size=3, alpha=0.0))
     ids, scores = (t.numpy() for t in decoder(INPUTS, 7))
     assert np.isfinite(scores[:, 0]).all()
+    hypotheses = []  # (row, beam, ids up to EOS)
     for row in range(3):
         for beam in np.flatnonzero(np.isfinite(scores[row])):
             seq = ids[row, beam].tolist()
-            seq = seq[:seq.index(EOS_ID) + 1] if EOS_ID in seq else seq
-            logits = model({"inputs": INPUTS[row:row + 1],
-                            "targets": tf.constant([seq])}).numpy()[0]
-            log_prob = log_softmax(logits)[np.arange(len(seq)), seq].sum()
-            assert scores[row, beam] == pytest.approx(log_prob, abs=1e-4)
+            hypotheses.append((row, beam, seq[:seq.index(EOS_ID) + 1] if EOS_ID in seq else seq))
+    longest = max(len(seq) for _, _, seq in hypotheses)
+    logits = model({"inputs": tf.gather(INPUTS, [row for row, _, _ in hypotheses]),
+                    "targets": tf.constant([seq + [PAD_ID] * (longest - len(seq))
+                                            for _, _, seq in hypotheses])}).numpy()
+    for (row, beam, seq), each in zip(hypotheses, log_softmax(logits)):
+        log_prob = each[np.arange(len(seq)), seq].sum()
+        assert scores[row, beam] == pytest.approx(log_prob, abs=1e-4), (row, beam)
 
 
 @pytest.mark.parametrize("name, overrides", [c for c in CONFIGS if c[0] != SEQ2SEQ],
@@ -322,8 +329,13 @@ def test_local_m_over_a_reversed_source_centres_on_the_sentence_position():
         assert weights[t].sum() == pytest.approx(1.0, abs=1e-5)
 
 
-PRECISION_CONFIGS = CONFIGS[:1] + CONFIGS[2:4] + CONFIGS[5:7] + [
-    (LUONG, "attention_score=general,scheduled_sampling_prob=0.5"),
+# Two layers a side where the layers' stacking is checked (the Sutskever model, and
+# input feeding, the float16 RNN); the other attention cases, whose scores and scopes are
+# the point, one layer a side (each layer's loop more to trace, the same casts).
+ONE_LAYER = ",num_encoder_layers=1,num_decoder_layers=1"
+PRECISION_CONFIGS = CONFIGS[:1] + CONFIGS[3:4] + [
+    (name, over + ONE_LAYER) for name, over in CONFIGS[2:3] + CONFIGS[5:7]] + [
+    (LUONG, "attention_score=general,scheduled_sampling_prob=0.5" + ONE_LAYER),
     ("transformer", "num_encoder_layers=1,num_decoder_layers=1,hidden_size=8,filter_size=8,num_heads=2")]
 
 
