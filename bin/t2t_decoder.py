@@ -57,7 +57,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--decode_alignments",
                    help="write each output line's source-target word alignment (Pharaoh "
                         "'0-0 1-2': words split on spaces) to this file, a line each (every "
-                        "beam's, tab-separated, with return_beams), from the cross-attention")
+                        "beam's, tab-separated, with return_beams), from the cross-attention; "
+                        "with --score_file, the given pairs' alignments")
     p.add_argument("--score_file",
                    help="score given outputs instead of decoding: each line 'source<TAB>target'"
                         "; writes log P(target | source) a line to --decode_to_file (default: "
@@ -83,8 +84,9 @@ def parser() -> argparse.ArgumentParser:
                 lambda args: args.decode_shards > 1 and bool(args.decode_from_file))
     p.acts_only("--decode_prefixes", "with --decode_from_file",
                 lambda args: bool(args.decode_from_file))
-    p.acts_only("--decode_alignments", "with --decode_from_file",
-                lambda args: bool(args.decode_from_file))
+    p.acts_only("--decode_alignments", "with --decode_from_file or --score_file (which "
+                "aligns the given pairs)",
+                lambda args: bool(args.decode_from_file or args.score_file))
     p.acts_only("--prefix_after_tab", "with --decode_interactive",
                 lambda args: args.decode_interactive)
     p.acts_only("--decode_to_file", "with --decode_from_file or --score_file "
@@ -168,9 +170,14 @@ def decode(argv: Sequence[str] | None) -> int:
         if args.score_file:
             model, _ = run.restored_model(args.checkpoint_path)
             decoding = run.decoding(model, settings)  # its codecs and input rules
-            scores = score_file(model, args.score_file, decoding.encoder,
-                                decoding.target_encoder, batch_size=settings.batch_size,
-                                max_length=decoding.rules.max_input_length)
+            aligner = (Aligner(model, decoding.encoder, decoding.target_encoder)
+                       if alignment_path else None)
+            scores, alignments = score_file(
+                model, args.score_file, decoding.encoder, decoding.target_encoder,
+                batch_size=settings.batch_size, max_length=decoding.rules.max_input_length,
+                aligner=aligner)
+            if alignments is not None:
+                write_lines_atomically(alignment_path, alignments)
             write_lines_atomically(output_path, (f"{score:.6f}" for score in scores))
             print(f"scored {len(scores)} lines of {args.score_file} to {output_path}")
             return 0

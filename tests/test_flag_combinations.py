@@ -38,7 +38,7 @@ CASES = [
     (t2t_decoder.parser, ["--decode_from_file=in.txt"], "--decode_prefixes=prefixes.txt",
      ["--decode_interactive"]),
     (t2t_decoder.parser, ["--decode_from_file=in.txt"], "--decode_alignments=out.align",
-     ["--score_file=pairs.tsv"]),
+     ["--decode_interactive"]),
     (t2t_decoder.parser, ["--decode_interactive"], "--prefix_after_tab",
      ["--decode_from_file=in.txt"]),
     (t2t_datagen.parser, ["--eval_files_dir=eval"], "--eval_split=dev", []),

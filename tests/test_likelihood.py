@@ -7,6 +7,7 @@ import tensorflow as tf
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.data.encoders import TokenTextEncoder
 from t2t_lite.decoding.likelihood import score_file, target_log_probs
+from t2t_lite.decoding.word_alignment import Aligner
 from toys import tiny_transformer
 
 ENCODER = TokenTextEncoder(["a", "b", "c", "d"])
@@ -28,7 +29,7 @@ def incremental_log_prob(model, source: str, target: str) -> float:
 def test_teacher_forced_scores_equal_the_incremental_decoders():
     model = tiny_model()
     pairs = [("a b c", "d d"), ("b", "a b c d a"), ("c c c c", "")]
-    scores = target_log_probs(model, pairs, ENCODER, batch_size=2)  # padding in each batch
+    scores, _ = target_log_probs(model, pairs, ENCODER, batch_size=2)  # padding in each batch
     expected = [incremental_log_prob(model, source, target) for source, target in pairs]
     np.testing.assert_allclose(scores, expected, rtol=1e-4)
     assert scores[2] < 0 and len(set(np.round(scores, 4))) == 3
@@ -60,3 +61,14 @@ def test_long_sources_are_cut_and_long_targets_refused(caplog):
     with pytest.raises(ValueError, match=r"f\.tsv:2: the target has 6 tokens, more than the 3 "
                                          "this model takes"):
         target_log_probs(model, [("a", "b"), ("a", long)], ENCODER, max_length=4, name="f.tsv")
+
+
+def test_given_pairs_are_aligned_as_each_pair_alone():
+    model = tiny_model()
+    aligner = Aligner(model, ENCODER, ENCODER)
+    pairs = [("a b c", "d d"), ("b", "a b c d a"), ("c c c c", "")]
+    scores, alignments = target_log_probs(model, pairs, ENCODER, batch_size=2, aligner=aligner)
+    assert scores == target_log_probs(model, pairs, ENCODER, batch_size=2)[0]
+    alone = [target_log_probs(model, [pair], ENCODER, aligner=aligner)[1][0] for pair in pairs]
+    assert alignments == alone and alignments[2] == ""
+    assert [len(one.split()) for one in alignments[:2]] == [2, 5]  # a link a target word

@@ -175,6 +175,13 @@ def test_the_decoder_writes_an_alignment_a_line(tmp_path, capsys):
         links = [tuple(map(int, link.split("-"))) for link in alignment.split()]
         assert sorted(j for _, j in links) == list(range(len(output.split())))
         assert all(0 <= i < len(text.split()) for i, _ in links)
+    # The given pairs (each input with its output) align as the decode aligned them.
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("".join(f"{t}\t{o}\n" for t, o in zip(texts, outputs) if t))
+    assert t2t_decoder.main([*run[:2], f"--score_file={pairs}",
+                             f"--decode_alignments={tmp_path / 'pairs.align'}"]) == 0
+    assert (tmp_path / "pairs.align").read_text().splitlines() == [
+        a for t, a in zip(texts, alignments) if t]
     error = error_of(capsys, t2t_decoder.main, run + [f"--decode_alignments={source}"])
     assert "--decode_alignments" in error and "in.txt" in error
     assert (tmp_path / "in.txt").read_text() == "".join(text + "\n" for text in texts)

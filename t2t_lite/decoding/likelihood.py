@@ -21,6 +21,7 @@ from t2t_lite.data.encoders import TextEncoder
 from t2t_lite.data.text_files import read_utf8_lines
 from t2t_lite.data.unknown_tokens import UnknownTokens
 from t2t_lite.decoding.input_rules import encode_input, warn_cut
+from t2t_lite.decoding.word_alignment import Aligner
 
 
 def _padded(rows: list[list[int]]) -> tf.Tensor:
@@ -45,9 +46,11 @@ def read_pairs(path: str) -> list[tuple[str, str]]:
 
 def score_file(model: Any, path: str, encoder: TextEncoder,
                target_encoder: TextEncoder | None = None, batch_size: int = 32,
-               max_length: int = 0) -> list[float]:
-    """``target_log_probs`` of every ``source<TAB>target`` line of ``path``; the tokens
-    the vocabulary lacks are counted in one warning."""
+               max_length: int = 0, aligner: Aligner | None = None
+               ) -> tuple[list[float], list[str] | None]:
+    """``target_log_probs`` of every ``source<TAB>target`` line of ``path`` and, with an
+    ``aligner``, each pair's word alignment (fast_align's use: given pairs aligned);
+    the tokens the vocabulary lacks are counted in one warning."""
     pairs = read_pairs(path)
     unknown = UnknownTokens(path)
     for number, (source, target) in enumerate(pairs, start=1):
@@ -55,14 +58,15 @@ def score_file(model: Any, path: str, encoder: TextEncoder,
         unknown.count(target_encoder or encoder, target, number)
     unknown.warn("scored")
     return target_log_probs(model, pairs, encoder, target_encoder, batch_size, max_length,
-                            name=path)
+                            name=path, aligner=aligner)
 
 
 def target_log_probs(model: Any, pairs: Sequence[tuple[str, str]], encoder: TextEncoder,
                      target_encoder: TextEncoder | None = None,
-                     batch_size: int = 32, max_length: int = 0,
-                     name: str = "pairs") -> list[float]:
-    """log P(target + EOS | source) for each (source, target) pair, in order.
+                     batch_size: int = 32, max_length: int = 0, name: str = "pairs",
+                     aligner: Aligner | None = None) -> tuple[list[float], list[str] | None]:
+    """log P(target + EOS | source) for each (source, target) pair, in order, and with
+    an ``aligner`` each pair's word alignment (else None).
 
     With a ``max_length`` (EOS included; 0: none), longer sources are cut to it and
     a longer target is a ``ValueError`` naming ``name`` and its (1-based) pair.
@@ -83,6 +87,7 @@ def target_log_probs(model: Any, pairs: Sequence[tuple[str, str]], encoder: Text
                          "would be that of a cut target: shorten or remove it")
     warn_cut(name, cut, len(pairs), max_length)
     scores: list[float] = []
+    alignments: list[str] | None = [] if aligner else None
     for start in range(0, len(pairs), batch_size):
         inputs = _padded(sources[start:start + batch_size])
         batch_targets = _padded(targets[start:start + batch_size])
@@ -91,4 +96,6 @@ def target_log_probs(model: Any, pairs: Sequence[tuple[str, str]], encoder: Text
                                     batch_targets, batch_dims=2)
         real = tf.cast(tf.not_equal(batch_targets, PAD_ID), tf.float32)
         scores += tf.reduce_sum(token_log_probs * real, axis=1).numpy().tolist()
-    return scores
+        if aligner:
+            alignments += aligner(inputs.numpy(), batch_targets.numpy())
+    return scores, alignments
