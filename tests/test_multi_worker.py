@@ -93,8 +93,9 @@ def test_only_the_chief_writes_and_a_killed_run_resumes(trained, tmp_path):
         time.sleep(0.2)
     processes[1].send_signal(signal.SIGKILL)
     for process in processes:  # worker 0 fails in its next collective, or is stopped
-        try:  # (5 s: a worker waiting on its dead peer may hang; the test used to wait 30)
-            process.wait(timeout=5)
+        try:  # (1 s: a worker waiting on its dead peer may hang, and on a 2-core machine
+            # it took 11 s to fail, so 5 s only bought a later kill; it used to wait 30)
+            process.wait(timeout=1)
         except subprocess.TimeoutExpired:
             process.send_signal(signal.SIGKILL)
             process.wait()
