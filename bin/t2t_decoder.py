@@ -159,6 +159,9 @@ def decode(argv: Sequence[str] | None) -> int:
     alignments = args.decode_alignments
     if alignments and args.decode_shards > 1 and not args.merge_shards:
         alignments = file_decoding.Shard(args.worker_id, args.decode_shards).part_path(alignments)
+    if alignments and os.path.realpath(alignments) == os.path.realpath(target):
+        raise ValueError(f"--decode_alignments={args.decode_alignments} is the output "
+                         f"{target} too: give the alignments a file of their own")
     with run.paths.output_file(flag, target) as output_path, \
             (run.paths.output_file("--decode_alignments", alignments) if alignments
              else contextlib.nullcontext()) as alignment_path, \

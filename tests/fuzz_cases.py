@@ -183,7 +183,7 @@ COMMANDS = [
     Command("t2t-decoder", t2t_decoder.main, {
         "--output_dir": FOLDERS, "--decode_from_file": INPUTS, "--decode_to_file": OUTPUTS,
         "--decode_reference": INPUTS, "--decode_prefixes": INPUTS,
-        "--decode_alignments": OUTPUTS,
+        "--decode_alignments": OUTPUTS, "--prefix_after_tab": SWITCH,
         "--decode_hparams": ["decode"],
         "--checkpoint_path": CHECKPOINTS, "--score_file": INPUTS, "--hparams": ["hparams"],
         "--ensemble": FOLDERS, "--decode_shards": INTS, "--worker_id": INTS,
