@@ -22,6 +22,7 @@ from t2t_lite.data.text_files import write_lines_atomically
 if TYPE_CHECKING:  # the heavy imports wait until a command runs
     from t2t_lite.decoding.factory import Decoding
     from t2t_lite.decoding.settings import DecodeSettings
+    from t2t_lite.decoding.target_guides import GuideFiles
     from t2t_lite.output_paths import Paths
 
 PROMPT = "> "  # before each line --decode_interactive reads from a terminal
@@ -54,6 +55,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--prefix_after_tab", action="store_true",
                    help="(--decode_interactive) a line is SOURCE<TAB>TARGET PREFIX: its "
                         "decode begins with the prefix")
+    p.add_argument("--decode_constraints",
+                   help="terminology constraints line-aligned with --decode_from_file: "
+                        "tab-separated target phrases (plain text; an empty line for none) "
+                        "that every output of the line holds (fairseq's --constraints)")
+    p.add_argument("--constraints_after_tab", action="store_true",
+                   help="(--decode_interactive) the fields after a line's source (and its "
+                        "prefix) are phrases its decode holds: SOURCE<TAB>PHRASE<TAB>...")
     p.add_argument("--decode_alignments",
                    help="write each output line's source-target word alignment (Pharaoh "
                         "'0-0 1-2': words split on spaces) to this file, a line each (every "
@@ -87,7 +95,11 @@ def parser() -> argparse.ArgumentParser:
     p.acts_only("--decode_alignments", "with --decode_from_file or --score_file (which "
                 "aligns the given pairs)",
                 lambda args: bool(args.decode_from_file or args.score_file))
+    p.acts_only("--decode_constraints", "with --decode_from_file",
+                lambda args: bool(args.decode_from_file))
     p.acts_only("--prefix_after_tab", "with --decode_interactive",
+                lambda args: args.decode_interactive)
+    p.acts_only("--constraints_after_tab", "with --decode_interactive",
                 lambda args: args.decode_interactive)
     p.acts_only("--decode_to_file", "with --decode_from_file or --score_file "
                 "(--decode_interactive prints its outputs)",
@@ -105,13 +117,19 @@ def _hint_at_a_terminal(args: argparse.Namespace) -> None:
 
 
 def _declare_inputs(args: argparse.Namespace, paths: "Paths") -> None:
-    for flag in ("decode_from_file", "decode_reference", "decode_prefixes", "score_file"):
+    for flag in ("decode_from_file", "decode_reference", "decode_prefixes",
+                 "decode_constraints", "score_file"):
         if getattr(args, flag):
             paths.input_file(f"--{flag}", getattr(args, flag))
     for other_dir in filter(None, args.ensemble.split(",")):
         paths.input_folder("--ensemble", other_dir, must_exist=True)
     if args.checkpoint_path:
         paths.read_also("--checkpoint_path", *glob.glob(glob.escape(args.checkpoint_path) + ".*"))
+
+
+def _guide_files(args: argparse.Namespace) -> GuideFiles:
+    from t2t_lite.decoding.target_guides import GuideFiles
+    return GuideFiles(args.decode_prefixes, args.decode_constraints)
 
 
 def decode(argv: Sequence[str] | None) -> int:
@@ -148,7 +166,8 @@ def decode(argv: Sequence[str] | None) -> int:
                             "same command again to go on (Ctrl-D ends a session quietly)")
         decoder.decode_interactive(_decoding(args, run, settings)[0],
                                    prompt=PROMPT if sys.stdin.isatty() else "",
-                                   prefix_after_tab=args.prefix_after_tab)
+                                   prefix_after_tab=args.prefix_after_tab,
+                                   constraints_after_tab=args.constraints_after_tab)
         return 0
     default = source + (".scores" if args.score_file else ".decoded")
     target = args.decode_to_file or default
@@ -194,7 +213,7 @@ def decode(argv: Sequence[str] | None) -> int:
             args.decode_from_file, output_path, decoding, identity,
             file_decoding.Shard(args.worker_id, args.decode_shards),
             description=f"decoding {os.path.basename(args.decode_from_file)}",
-            reference_path=args.decode_reference, prefix_path=args.decode_prefixes,
+            reference_path=args.decode_reference, guide_files=_guide_files(args),
             aligner=aligner, alignment_path=alignment_path)
     seconds = time.perf_counter() - started
     search = decoding.search
@@ -245,7 +264,7 @@ def _merge(args: argparse.Namespace, run: trained_run.OpenedRun,
 
     lines = file_decoding.merge_shards(
         args.decode_from_file, output_path, identity, settings, args.decode_shards,
-        args.decode_prefixes, DEFAULT_LAYER if alignment_path else None, alignment_path)
+        _guide_files(args), DEFAULT_LAYER if alignment_path else None, alignment_path)
     print(f"merged the {args.decode_shards} parts ({lines} lines) into {output_path}")
     if args.decode_reference:
         _score(run, settings, output_path, args.decode_reference)

@@ -85,9 +85,60 @@ def _ranked(values: np.ndarray) -> np.ndarray:
     return np.argsort(-values, kind="stable")
 
 
+class Phrases:
+    """One input's terminology phrases and a hypothesis's progress through them (the
+    rules of ``lexical_constraints``, written out): a state is (met, current,
+    position): which phrases are met, the one in progress (None) and how many of
+    its tokens were just produced."""
+
+    def __init__(self, phrases: list[tuple[int, ...]]):
+        self.phrases = [tuple(phrase) for phrase in phrases]
+        self.total = sum(map(len, self.phrases))
+
+    def start(self) -> tuple:
+        return (tuple(False for _ in self.phrases), None, 0)
+
+    def advance(self, state: tuple, token: int) -> tuple:
+        met, current, position = state
+        if current is not None and token == self.phrases[current][position]:
+            if position + 1 < len(self.phrases[current]):
+                return (met, current, position + 1)
+            return (met[:current] + (True,) + met[current + 1:], None, 0)
+        for j, phrase in enumerate(self.phrases):
+            if not met[j] and phrase[0] == token:
+                if len(phrase) == 1:
+                    return (met[:j] + (True,) + met[j + 1:], None, 0)
+                return (met, j, 1)
+        return (met, None, 0)
+
+    def replay(self, tokens: tuple[int, ...]) -> tuple:
+        state = self.start()
+        for token in tokens:
+            state = self.advance(state, token)
+        return state
+
+    def bank(self, state: tuple) -> int:
+        met, _, position = state
+        return sum(len(p) for p, done in zip(self.phrases, met) if done) + position
+
+    def allowed(self, state: tuple, token: int, steps_left: int) -> bool:
+        """Whether ``token`` may follow: EOS once all are met; any other while the
+        tokens still needed after it fit in the steps left after it."""
+        if token == EOS_ID:
+            return self.bank(state) == self.total
+        return self.total - self.bank(self.advance(state, token)) + 1 <= steps_left
+
+    def next_tokens(self, state: tuple) -> list[int | None]:
+        """DBA's ids for a beam: its phrase's next token, each unmet phrase's first."""
+        met, current, position = state
+        return ([None if current is None else self.phrases[current][position]]
+                + [None if done else phrase[0] for phrase, done in zip(self.phrases, met)])
+
+
 def beam_search(vocab_size: int, beam_size: int, alpha: float, max_length: int,
-                stop_rule: str) -> Search:
-    """The beam search of the module docstring, for one input."""
+                stop_rule: str, phrases: "Phrases | None" = None) -> Search:
+    """The beam search of the module docstring, for one input; with ``phrases``
+    (a search with terminology constraints), its alive beams by step 5'."""
     k, margin = beam_size, _Margin()
     alive = [((), 0.0)] + [((), -np.inf)] * (k - 1)
     finished: list[tuple[tuple[int, ...], float]] = []
@@ -112,15 +163,74 @@ def beam_search(vocab_size: int, beam_size: int, alpha: float, max_length: int,
         if len(merged) > k:
             margin.cut(merged[by_score[k - 1]][1], merged[by_score[k]][1])
         finished = [merged[i] for i in by_score[:k]]
-        continuing = [c for c in chosen if c[0][-1] != EOS_ID]
-        margin.cut(continuing[k - 1][1], continuing[k][1] if len(continuing) > k else -np.inf)
-        alive = continuing[:k]
+        if phrases is None:
+            continuing = [c for c in chosen if c[0][-1] != EOS_ID]
+            margin.cut(continuing[k - 1][1],
+                       continuing[k][1] if len(continuing) > k else -np.inf)
+            alive = continuing[:k]
+        else:
+            alive = _allocated(alive, scores, order[:2 * k], phrases, k, margin)
         if _settled(alive, finished, k, alpha, max_length, stop_rule, margin):
             break
     if finished:
         return Searched(finished + [((), -np.inf)] * (k - len(finished)), margin.value)
     return Searched([(tokens, log_prob / length_penalty(t + 1, alpha))
                      for tokens, log_prob in alive], margin.value)
+
+
+def _allocated(alive: list, scores: np.ndarray, best: np.ndarray, phrases: Phrases, k: int,
+               margin: _Margin) -> list:
+    """Step 5' (dynamic beam allocation): the pool is the first 2 k candidates, then
+    for each slot j in turn its ``Phrases.next_tokens`` and its best id (ties to the
+    lower), each (slot, id) once, its first time. Of those with a finite log-prob
+    that do not end in EOS, each has a bank (``Phrases.bank`` of its tokens) and a
+    rank within its bank (best first, ties to the earlier in the pool); ``alive``
+    becomes the first k by (rank, most banked first), empty slots -inf after."""
+    vocab_size = scores.shape[1]
+    pool = [int(i) for i in best]
+    for j, (tokens, _) in enumerate(alive):
+        ids = phrases.next_tokens(phrases.replay(tokens)) + [int(np.argmax(scores[j]))]
+        pool += [j * vocab_size + i for i in ids if i is not None]
+        if np.isfinite(scores[j]).sum() > 1:
+            top_two = np.sort(scores[j])[-2:]
+            margin.cut(top_two[1], top_two[0])
+    seen, entries = set(), []
+    for position, index in enumerate(pool):
+        if index in seen:
+            continue
+        seen.add(index)
+        token, log_prob = index % vocab_size, scores.reshape(-1)[index]
+        if token == EOS_ID or not np.isfinite(log_prob):
+            continue
+        tokens = alive[index // vocab_size][0] + (token,)
+        entries.append((position, tokens, float(log_prob), phrases.bank(phrases.replay(tokens))))
+    ranked = []
+    for bank in {entry[3] for entry in entries}:
+        members = sorted((e for e in entries if e[3] == bank), key=lambda e: (-e[2], e[0]))
+        for one, two in zip(members, members[1:]):
+            margin.cut(one[2], two[2])
+        ranked += [(rank, -bank, entry) for rank, entry in enumerate(members)]
+    ranked.sort(key=lambda r: (r[0], r[1]))
+    taken = [(entry[1], entry[2]) for _, _, entry in ranked[:k]]
+    return taken + [((), -np.inf)] * (k - len(taken))
+
+
+def lexically_masked(next_scores: NextScores, phrases: list[Phrases],
+                     max_length: int) -> NextScores:
+    """``next_scores`` with each item's ``Phrases.allowed`` mask: -inf for the ids a
+    prefix may not go on with, ``max_length - len(prefix)`` steps left."""
+    def masked(asked: dict[int, list]) -> dict[int, np.ndarray]:
+        answers = next_scores(asked)
+        for item, prefixes in asked.items():
+            for row, prefix in enumerate(prefixes):
+                state = phrases[item].replay(prefix)
+                steps_left = max_length - len(prefix)
+                for token in range(answers[item].shape[1]):
+                    if not phrases[item].allowed(state, token, steps_left):
+                        answers[item][row, token] = -np.inf
+        return answers
+
+    return masked
 
 
 def _settled(alive: list, finished: list, k: int, alpha: float, max_length: int,

@@ -208,30 +208,52 @@ def test_a_sampling_export_draws_the_decoders_samples(translation):
     assert [text.decode("utf-8") for text in first] == [row[0] for row in outputs]
 
 
-def test_a_prefixed_request_equals_the_decoders_prefixes(translation, tmp_path):
+def test_a_guided_request_equals_the_decoders_prefixes_and_constraints(translation,
+                                                                       tmp_path):
     export_dir, _ = translation
     output_dir = os.path.join(os.path.dirname(os.path.dirname(export_dir)), "train")
     prefixes = ["the", "a green", "", "", "red red red red red red"]
+    constraints = ["house\tred", "", "", "dog", "tree"]
     source, prefix_file = tmp_path / "in.txt", tmp_path / "prefixes.txt"
-    source.write_text("".join(line + "\n" for line in TRANSLATION_LINES))
-    prefix_file.write_text("".join(line + "\n" for line in prefixes))
-    assert t2t_decoder.main([f"--output_dir={output_dir}", f"--decode_hparams={DECODE}",
-                             f"--decode_from_file={source}", f"--decode_prefixes={prefix_file}",
-                             f"--decode_to_file={tmp_path / 'out.txt'}"]) == 0
-    decoded = (tmp_path / "out.txt").read_text().splitlines()
-    function = load(export_dir).signatures["prefixed"]
-    result = function(inputs=tf.constant(TRANSLATION_LINES), prefixes=tf.constant(prefixes))
-    assert result["outputs"].shape == (len(prefixes), 3)
-    assert [text.decode() for text in result["outputs"].numpy()[:, 0]] == decoded
-    assert all(text.startswith(prefix) for text, prefix in zip(decoded, prefixes))
-    # A model with 6 learned positions has room for prefixes of 5 tokens.
+    constraint_file = tmp_path / "constraints.txt"
+    for path, lines in ((source, TRANSLATION_LINES), (prefix_file, prefixes),
+                        (constraint_file, constraints)):
+        path.write_text("".join(line + "\n" for line in lines))
+    for guided in ([prefix_file], [prefix_file, constraint_file]):
+        assert t2t_decoder.main([f"--output_dir={output_dir}", f"--decode_hparams={DECODE}",
+                                 f"--decode_from_file={source}",
+                                 f"--decode_prefixes={prefix_file}",
+                                 *([f"--decode_constraints={constraint_file}"]
+                                   if len(guided) == 2 else []),
+                                 f"--decode_to_file={tmp_path / 'out.txt'}"]) == 0
+        decoded = (tmp_path / "out.txt").read_text().splitlines()
+        function = load(export_dir).signatures["guided"]
+        held = constraints if len(guided) == 2 else [""] * len(prefixes)
+        result = function(inputs=tf.constant(TRANSLATION_LINES),
+                          prefixes=tf.constant(prefixes), constraints=tf.constant(held))
+        assert result["outputs"].shape == (len(prefixes), 3)
+        assert [text.decode() for text in result["outputs"].numpy()[:, 0]] == decoded
+        assert all(text.startswith(prefix) for text, prefix in zip(decoded, prefixes))
+        assert all(phrase in text for text, phrases in zip(decoded, held)
+                   for phrase in phrases.split("\t") if phrase), decoded
+    # A model with 6 learned positions has room for prefixes of 5 tokens, and for
+    # phrases of 5 tokens beside them.
     codec, rules = graph_codec(ByteTextEncoder()), InputRules(4, 6)
     assert graph_rules.prefix_ids(rules, codec, tf.constant(["abcde", ""])).shape == (2, 5)
     with pytest.raises(tf.errors.InvalidArgumentError,
                        match="(?s)prefixes leave the model no position.*positions.*1"):
         graph_rules.prefix_ids(rules, codec, tf.constant(["", "abcdef"]))
+    no_prefix = tf.zeros([2, 0], tf.int32)
+    phrases = graph_rules.phrase_ids(rules, codec, tf.constant(["ab\t c\t", ""]), no_prefix)
+    assert phrases.numpy().tolist() == [[[ord("a") + 2, ord("b") + 2], [ord("c") + 2, 0]],
+                                        [[0, 0], [0, 0]]]
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="(?s)phrases .*do not fit.*positions.*0"):
+        graph_rules.phrase_ids(rules, codec, tf.constant(["abc\tde", ""]),
+                               tf.constant([[5], [0]]))
     with pytest.raises(tf.errors.InvalidArgumentError, match="one prefix an input"):
-        function(inputs=tf.constant(["a", "b"]), prefixes=tf.constant([""]))
+        function(inputs=tf.constant(["a", "b"]), prefixes=tf.constant([""]),
+                 constraints=tf.constant(["", ""]))
 
 
 def test_bad_inputs(translation):

@@ -14,6 +14,7 @@ from t2t_lite.bin import t2t_decoder
 from t2t_lite.contracts.reserved_ids import EOS_ID, PAD_ID
 from t2t_lite.decoding.decoder import decode_interactive, decode_lines
 from t2t_lite.decoding.file_decoding import Shard, decode_file, merge_shards
+from t2t_lite.decoding.target_guides import GuideFiles
 
 LINES = [f"line {'x' * (i % 7)} {i}" if i % 5 else "" for i in range(23)]
 PREFIXES = [f"p{i} " if i % 5 and i % 3 else "" for i in range(23)]
@@ -28,11 +29,14 @@ class PrefixingSearch(ReversingSearch):
         super().__init__()
         self.stop_on_call, self.prefixes = stop_on_call, []
 
-    def __call__(self, inputs, max_decode_length, line_numbers=None, prefixes=None):
+    def __call__(self, inputs, max_decode_length, line_numbers=None, prefixes=None,
+                 constraints=None):
         if len(self.calls) == self.stop_on_call:
             raise KeyboardInterrupt
         ids, scores = super().__call__(inputs, max_decode_length, line_numbers)
         ids = np.pad(ids, [(0, 0), (0, 0), (0, max_decode_length)])
+        if prefixes is None:  # no line of the batch has one
+            prefixes = np.zeros((len(inputs), 0), np.int32)
         for row, prefix in enumerate(np.asarray(prefixes).tolist()):
             forced = [token for token in prefix if token != PAD_ID]
             assert EOS_ID not in forced
@@ -56,7 +60,7 @@ def test_each_output_begins_with_its_lines_prefix_window_by_window(tmp_path):
     source, prefixes = write(tmp_path, "in.txt", LINES), write(tmp_path, "p.txt", PREFIXES)
     out = str(tmp_path / "out.txt")
     decode_file(source, out, decoding(PrefixingSearch(), WINDOWED), IDENTITY,
-                prefix_path=prefixes)
+                guide_files=GuideFiles(prefixes=prefixes))
     assert open(out, encoding="utf-8").read().splitlines() == expected()
     assert decode_lines(LINES, decoding(PrefixingSearch(), "batch_size=3"),
                         prefixes=PREFIXES) == expected()
@@ -76,10 +80,10 @@ def test_a_prefix_file_that_does_not_fit_the_input_is_refused(tmp_path):
     short = write(tmp_path, "short.txt", PREFIXES[:-1])
     with pytest.raises(ValueError, match=r"short.txt has 22 lines but .*in.txt has 23: give "
                                          r"one prefix a line \(an empty line for none\)"):
-        decode_file(source, out, decoding(PrefixingSearch()), IDENTITY, prefix_path=short)
+        decode_file(source, out, decoding(PrefixingSearch()), IDENTITY, guide_files=GuideFiles(prefixes=short))
     on_blank = write(tmp_path, "blank.txt", ["", "", "", "", "", "p"] + [""] * 17)
     with pytest.raises(ValueError, match=r"blank.txt:6: a prefix for a blank line of "):
-        decode_file(source, out, decoding(PrefixingSearch()), IDENTITY, prefix_path=on_blank)
+        decode_file(source, out, decoding(PrefixingSearch()), IDENTITY, guide_files=GuideFiles(prefixes=on_blank))
     with pytest.raises(ValueError, match=r"2 prefixes for 3 lines of input"):
         decode_lines(LINES[1:4], decoding(PrefixingSearch()), prefixes=["a", "b"])
     assert not os.path.exists(out)
@@ -94,7 +98,7 @@ def test_a_prefix_past_the_models_positions_names_its_line(tmp_path):
     with pytest.raises(ValueError, match=r"p.txt:2: the prefix has 8 tokens, but the model "
                                          r"decodes at most 8 \(its positions\): shorten it"):
         decode_file(source, str(tmp_path / "out.txt"), decoding(search, rules=rules), IDENTITY,
-                    prefix_path=prefixes)
+                    guide_files=GuideFiles(prefixes=prefixes))
     assert search.calls == []  # refused while the input was read, before any decode
 
 
@@ -103,17 +107,17 @@ def test_kept_windows_and_shards_of_other_prefixes_are_refused(tmp_path):
     prefixes = write(tmp_path, "p.txt", PREFIXES)
     whole = str(tmp_path / "whole.txt")
     decode_file(source, whole, decoding(PrefixingSearch(), WINDOWED), IDENTITY,
-                prefix_path=prefixes)
+                guide_files=GuideFiles(prefixes=prefixes))
     with pytest.raises(KeyboardInterrupt):
         decode_file(source, out, decoding(PrefixingSearch(stop_on_call=3), WINDOWED), IDENTITY,
-                    prefix_path=prefixes)
+                    guide_files=GuideFiles(prefixes=prefixes))
     other = write(tmp_path, "other.txt", PREFIXES[:1] + ["q "] + PREFIXES[2:])
     with pytest.raises(ValueError, match=r"window 0 \(lines 1-5\) of another input \(its "
-                                         r"lines or --decode_prefixes differ"):
+                                         r"lines, --decode_prefixes or --decode_constraints differ"):
         decode_file(source, out, decoding(PrefixingSearch(), WINDOWED), IDENTITY,
-                    prefix_path=other)
+                    guide_files=GuideFiles(prefixes=other))
     search = PrefixingSearch()  # the same prefixes go on from the kept window
-    decode_file(source, out, decoding(search, WINDOWED), IDENTITY, prefix_path=prefixes)
+    decode_file(source, out, decoding(search, WINDOWED), IDENTITY, guide_files=GuideFiles(prefixes=prefixes))
     assert open(out, "rb").read() == open(whole, "rb").read()
     # Window 0's lines are not decoded again.
     assert len(search.prefixes) == sum(1 for line in LINES[5:] if line)
@@ -121,11 +125,12 @@ def test_kept_windows_and_shards_of_other_prefixes_are_refused(tmp_path):
     merged = str(tmp_path / "merged.txt")
     for index in range(2):
         decode_file(source, Shard(index, 2).part_path(merged), decoding(
-            PrefixingSearch(), WINDOWED), IDENTITY, Shard(index, 2), prefix_path=prefixes)
+            PrefixingSearch(), WINDOWED), IDENTITY, Shard(index, 2), guide_files=GuideFiles(prefixes=prefixes))
     with pytest.raises(ValueError, match=r"shard-0-of-2 was decoded from other lines or "
-                                         r"prefixes than .*in.txt's part 0 of 2 now"):
+                                         r"guides than .*in.txt's part 0 of 2 now"):
         merge_shards(source, merged, IDENTITY, settings(WINDOWED), 2)
-    assert merge_shards(source, merged, IDENTITY, settings(WINDOWED), 2, prefixes) == 23
+    assert merge_shards(source, merged, IDENTITY, settings(WINDOWED), 2,
+                        GuideFiles(prefixes=prefixes)) == 23
     assert open(merged, "rb").read() == open(whole, "rb").read()
 
 

@@ -65,6 +65,11 @@ def iter_utf8_lines(path: str, allow_tab: bool = False) -> Iterator[str]:
                              "compress it again") from None
 
 
+def count_utf8_lines(path: str) -> int:
+    """The lines of ``path``, each checked as ``iter_utf8_lines`` checks them."""
+    return sum(1 for _ in iter_utf8_lines(path))
+
+
 def stream_utf8_lines(stream: BinaryIO, name: str, allow_tab: bool = False,
                       max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[str]:
     """The lines of a binary ``stream`` (a file, stdin's buffer) as they arrive,

@@ -48,6 +48,7 @@ from t2t_lite.contracts.decode_constraint import DecodeConstraint
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.decoding.done_items import carried_state, drop_done_items, finish
 from t2t_lite.decoding.forced_prefix import ForcedPrefix
+from t2t_lite.decoding.lexical_constraints import LexicalConstraints, allocate, banked_pool
 from t2t_lite.decoding.sampling import sample_loop
 from t2t_lite.decoding.search_options import SearchOptions
 from t2t_lite.decoding.search_loop import (NEG_INF, decode_while, initial_state, length_penalty,
@@ -208,6 +209,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int
     beam_size, alpha, stop_rule = options.beam_size, options.alpha, options.stop_rule
     eos_id, allow_eos = options.eos_id, options.allow_eos
     constraint = resolve_constraint(options.constraint, allow_eos)
+    banked = isinstance(constraint, LexicalConstraints)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
     batch = tf.shape(inputs)[0]
@@ -255,17 +257,28 @@ def _beam_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int
             # 2 * beam_size, and the finished set would fill with them at once).
             ends_real = tf.logical_and(ends_real, tf.range(2 * beam_size) < beam_size)
 
-        # Alive: the best beam_size candidates that did not end in EOS.
-        alive_log_probs, keep = tf.math.top_k(tf.where(ends, NEG_INF, top_log_probs),
-                                              k=beam_size)
-        alive_seq = tf.gather(top_seq, keep, batch_dims=1)
+        if banked:  # lexical constraints: dynamic beam allocation (lexical_constraints)
+            pool_log_probs, pool_index, banks = banked_pool(
+                constraint, constraint_state, tf.reshape(step_log_probs, [-1, vocab_size]),
+                candidates, top_log_probs, top_index, beam_size)
+            pool_beams, pool_ids = pool_index // vocab_size, pool_index % vocab_size
+            pool_seq = write_at(tf.gather(alive_seq, pool_beams, batch_dims=1), step, pool_ids)
+            pool_log_probs = tf.where(tf.equal(pool_ids, eos_id), NEG_INF, pool_log_probs)
+            keep = allocate(pool_log_probs, banks, beam_size)
+            alive_log_probs = tf.gather(pool_log_probs, keep, batch_dims=1)
+        else:
+            # Alive: the best beam_size candidates that did not end in EOS.
+            pool_beams, pool_ids, pool_seq = top_beams, top_ids, top_seq
+            alive_log_probs, keep = tf.math.top_k(tf.where(ends, NEG_INF, top_log_probs),
+                                                  k=beam_size)
+        alive_seq = tf.gather(pool_seq, keep, batch_dims=1)
         row_offsets = tf.range(tf.shape(keep)[0])[:, None] * beam_size
-        source_rows = tf.reshape(tf.gather(top_beams, keep, batch_dims=1) + row_offsets, [-1])
+        source_rows = tf.reshape(tf.gather(pool_beams, keep, batch_dims=1) + row_offsets, [-1])
         state = model.reorder_decode_state(state, source_rows)
         constraint_state = tf.nest.map_structure(lambda t: tf.gather(t, source_rows),
                                                  constraint_state)
         constraint_state = constraint.update(
-            constraint_state, tf.reshape(tf.gather(top_ids, keep, batch_dims=1), [-1]))
+            constraint_state, tf.reshape(tf.gather(pool_ids, keep, batch_dims=1), [-1]))
 
         # Finished: old finished first, so that ties keep the existing hypotheses.
         new_scores = tf.where(ends_real, top_log_probs / length_penalty(step + 1, alpha),
@@ -302,18 +315,24 @@ def _beam_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int
 
 def search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int,
            options: SearchOptions, line_numbers: tf.Tensor | None = None,
-           buffer_lengths: list[int] | None = None, prefixes: tf.Tensor | None = None
-           ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+           buffer_lengths: list[int] | None = None, prefixes: tf.Tensor | None = None,
+           constraints: tf.Tensor | None = None) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
     """The search ``options`` ask for: beam search, greedy for one beam, or sampling
     (``options.sampling``, each input's randomness keyed by its ``line_numbers``,
     default 0..B-1) -> (ids [B, beam or samples, max_decode_length], scores, steps
     run). With ``buffer_lengths`` (``decode_while``) every shape is fixed, as XLA
     needs (no item leaves the batch); the callers cut ids to the steps run.
     ``prefixes`` (int32 [B, P], PAD-padded): the target tokens each input's outputs
-    begin with (``forced_prefix``), within ``max_decode_length``."""
+    begin with (``forced_prefix``), within ``max_decode_length``. ``constraints``
+    (int32 [B, N, L], PAD-padded): the phrases every output of each input holds
+    (``lexical_constraints``; with the prefix, within ``max_decode_length``)."""
     if prefixes is not None:
         options = dataclasses.replace(options, constraint=ForcedPrefix(
             prefixes, resolve_constraint(options.constraint, options.allow_eos)))
+    if constraints is not None:
+        options = dataclasses.replace(options, constraint=LexicalConstraints(
+            constraints, resolve_constraint(options.constraint, options.allow_eos),
+            options.eos_id))
     if options.sampling:
         if line_numbers is None:
             line_numbers = tf.range(tf.shape(inputs)[0])

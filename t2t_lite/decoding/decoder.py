@@ -23,19 +23,19 @@ from t2t_lite.data.unknown_tokens import UnknownTokens
 from t2t_lite.decoding.factory import Decoding
 from t2t_lite.decoding.input_rules import InputRules, encode_input, warn_cut
 from t2t_lite.decoding.settings import DecodeSettings
+from t2t_lite.decoding.target_guides import (GuideFiles, GuideText, LineGuide, batch_guides,
+                                             encode_guides)
 from t2t_lite.decoding.word_alignment import Aligner
 from t2t_lite.progress import Progress
 
 STDIN = "<stdin>"  # the name of standard input in warnings and errors
 
 
-def _pad(rows: list[list[int]], length: int, batch_size: int = 0,
-         filler_id: int = EOS_ID) -> np.ndarray:
-    """``rows`` padded to ``length`` and to ``batch_size`` rows (filler rows hold
-    ``filler_id`` alone: an input of EOS, or with PAD no prefix), so that a compiled
-    search sees few shapes."""
+def _pad(rows: list[list[int]], length: int, batch_size: int = 0) -> np.ndarray:
+    """``rows`` padded to ``length`` and to ``batch_size`` rows (filler rows hold an
+    input of EOS alone), so that a compiled search sees few shapes."""
     batch = np.full((max(len(rows), batch_size), length), PAD_ID, np.int32)
-    batch[len(rows):, :1] = filler_id
+    batch[len(rows):, :1] = EOS_ID
     for i, row in enumerate(rows):
         batch[i, :len(row)] = row
     return batch
@@ -60,19 +60,6 @@ def batches(lengths: list[int], settings: DecodeSettings, rules: InputRules) -> 
         start = stop
 
 
-def encode_prefixes(prefixes: Sequence[str], decoding: Decoding, source: str,
-                    first_line: int = 0) -> list[list[int]]:
-    """The target ids of each prefix (no EOS: the output goes on after them); refused,
-    naming ``source``'s line, where a prefix leaves the model no position to go on in."""
-    encoded = [decoding.target_encoder.encode(text.strip()) for text in prefixes]
-    room = decoding.rules.decode_length(2 ** 31 - 1)
-    for number, ids in enumerate(encoded, start=first_line + 1):
-        if len(ids) >= room:
-            raise ValueError(f"{source}:{number}: the prefix has {len(ids)} tokens, but the "
-                             f"model decodes at most {room} (its positions): shorten it")
-    return encoded
-
-
 @dataclasses.dataclass
 class DecodedWindow:
     """What ``decode_window`` gives: an output a line, how many inputs were cut to the
@@ -84,10 +71,10 @@ class DecodedWindow:
 
 
 def decode_window(lines: Sequence[str], decoding: Decoding, first_line: int = 0,
-                  bar: Progress | None = None, prefixes: Sequence[list[int]] | None = None,
+                  bar: Progress | None = None, guides: Sequence[LineGuide] | None = None,
                   aligner: Aligner | None = None) -> DecodedWindow:
     """``decode_lines`` without its warning. ``bar`` counts the lines decoded.
-    ``prefixes``: the target ids each line's outputs begin with (``encode_prefixes``),
+    ``guides``: each line's target prefix and phrases (``target_guides.encode_guides``),
     one a line. ``aligner``: aligns each hypothesis written with its input."""
     settings, rules = decoding.settings, decoding.rules
     outputs = [""] * len(lines)
@@ -111,16 +98,15 @@ def decode_window(lines: Sequence[str], decoding: Decoding, first_line: int = 0,
                       rows_under_xla if bucket else 0)
         line_numbers = np.zeros(len(inputs), np.int32)  # filler rows (XLA) draw as line 0
         line_numbers[:len(indices)] = np.asarray(indices) + first_line
-        if prefixes is None:
+        if guides is None:
             ids, scores = decoding(inputs, inputs.shape[1] + settings.extra_length,
                                    line_numbers)
         else:
-            forced = [prefixes[i] for i in indices]
-            longest = max(map(len, forced))
-            batch_prefixes = _pad(forced, longest, len(inputs), filler_id=PAD_ID)
-            # Room after the prefix as after an input: extra_length tokens.
-            ids, scores = decoding(inputs, max(inputs.shape[1], longest + 1)
-                                   + settings.extra_length, line_numbers, batch_prefixes)
+            asked = [guides[i] for i in indices]
+            # Room after what the guides hold as after an input: extra_length tokens.
+            length = max(inputs.shape[1], max(guide.tokens for guide in asked) + 1)
+            ids, scores = decoding(inputs, length + settings.extra_length, line_numbers,
+                                   **batch_guides(asked, len(inputs)))
         ids, scores = np.asarray(ids), np.asarray(scores)
         written = [(row, k) for row in range(len(indices))
                    for k in range(ids.shape[1] if settings.every_hypothesis else 1)
@@ -151,7 +137,8 @@ def decode_window(lines: Sequence[str], decoding: Decoding, first_line: int = 0,
 
 def decode_lines(lines: Sequence[str], decoding: Decoding, description: str | None = None,
                  source: str = "input", first_line: int = 0,
-                 prefixes: Sequence[str] | None = None) -> list[str]:
+                 prefixes: Sequence[str] | None = None,
+                 constraints: Sequence[str] | None = None) -> list[str]:
     """One decoded line per input line, in input order.
 
     Lines are stripped; empty ones decode to "". With the setting ``return_beams``
@@ -170,16 +157,27 @@ def decode_lines(lines: Sequence[str], decoding: Decoding, description: str | No
     (``first_line`` + its index in ``lines``), so the samples do not depend on
     batching. With ``prefixes`` (one a line, plain target text; "" for none) each
     output begins with its line's prefix, the search going on from it
-    (``forced_prefix``); a blank input line still gives a blank output line.
+    (``forced_prefix``); with ``constraints`` (one a line, tab-separated target
+    phrases; "" for none) each output holds its line's phrases
+    (``lexical_constraints``); a blank input line still gives a blank output line.
     """
     nonempty = sum(1 for line in lines if line.strip())
     bar = Progress(description, nonempty, "lines") if description else None
-    if prefixes is not None:
-        if len(prefixes) != len(lines):
-            raise ValueError(f"{len(prefixes)} prefixes for {len(lines)} lines of {source}: "
-                             "give one a line (an empty one for no prefix)")
-        prefixes = encode_prefixes(prefixes, decoding, f"the prefixes of {source}", first_line)
-    decoded = decode_window(lines, decoding, first_line, bar, prefixes)
+    guides = None
+    if prefixes is not None or constraints is not None:
+        given = {"prefix": prefixes, "constraints": constraints}
+        for field, texts in given.items():
+            if texts is not None and len(texts) != len(lines):
+                what = "prefixes" if field == "prefix" else "sets of phrases"
+                raise ValueError(f"{len(texts)} {what} for {len(lines)} lines of {source}: "
+                                 "give one a line (an empty one for none)")
+        texts = [GuideText(**{field: values[i] for field, values in given.items()
+                              if values is not None}) for i in range(len(lines))]
+        names = GuideFiles(prefixes and f"the prefixes of {source}",
+                           constraints and f"the constraints of {source}")
+        guides = encode_guides(texts, decoding.target_encoder, decoding.rules.room(),
+                               names, first_line)
+    decoded = decode_window(lines, decoding, first_line, bar, guides)
     if bar:
         bar.close()
     warn_cut(source, decoded.cut, nonempty, decoding.rules.max_input_length)
@@ -188,7 +186,8 @@ def decode_lines(lines: Sequence[str], decoding: Decoding, description: str | No
 
 def decode_interactive(decoding: Decoding, input_stream: BinaryIO | None = None,
                        output_stream: TextIO | None = None, prompt: str = "",
-                       prefix_after_tab: bool = False) -> None:
+                       prefix_after_tab: bool = False,
+                       constraints_after_tab: bool = False) -> None:
     """Prints one decoded line per line read (stdin by default) until end of input.
 
     Lines are read as files are (``stream_utf8_lines``): a line that is not UTF-8
@@ -197,12 +196,15 @@ def decode_interactive(decoding: Decoding, input_stream: BinaryIO | None = None,
     A ``prompt`` (for a terminal) goes to stderr before each line is read, and a
     newline at the end of input (Ctrl-D leaves the cursor on the prompt's line).
     With ``prefix_after_tab`` a line's text after its first tab is the target prefix
-    its decode begins with (``decode_lines``' prefixes).
+    its decode begins with (``decode_lines``' prefixes); with
+    ``constraints_after_tab`` the fields after the source (and the prefix) are
+    phrases its decode holds (``decode_lines``' constraints), as fairseq's
+    interactive ``--constraints`` reads them.
     """
     input_stream = input_stream or sys.stdin.buffer
     output_stream = output_stream or sys.stdout
-    lines = enumerate(stream_utf8_lines(input_stream, STDIN, allow_tab=prefix_after_tab),
-                      start=1)
+    fielded = prefix_after_tab or constraints_after_tab
+    lines = enumerate(stream_utf8_lines(input_stream, STDIN, allow_tab=fielded), start=1)
     while True:
         if prompt:
             sys.stderr.write(prompt)
@@ -217,15 +219,21 @@ def decode_interactive(decoding: Decoding, input_stream: BinaryIO | None = None,
             if prompt:
                 sys.stderr.write("\n")
             return
-        line, _, prefix = line.partition("\t") if prefix_after_tab else (line, "", "")
-        if "\t" in prefix:
+        fields = line.split("\t") if fielded else [line]
+        line, prefix = fields[0], fields[1] if prefix_after_tab and len(fields) > 1 else ""
+        phrases = "\t".join(fields[2 if prefix_after_tab else 1:])
+        if prefix_after_tab and not constraints_after_tab and len(fields) > 2:
             raise ValueError(f"{STDIN}:{number}: a line holds two tabs; under "
                              "--prefix_after_tab it is SOURCE<TAB>TARGET PREFIX")
-        encode_prefixes([prefix], decoding, STDIN, number - 1)  # its errors name the line
+        text = GuideText(prefix, phrases)
+        # Its errors name the line.
+        encode_guides([text], decoding.target_encoder, decoding.rules.room(),
+                      GuideFiles(STDIN, STDIN), number - 1)
         unknown = UnknownTokens(STDIN)
         unknown.count(decoding.encoder, line, number)
         unknown.warn("decoded")
         output = decode_lines([line], decoding, source=f"{STDIN}:{number}", first_line=number - 1,
-                              prefixes=[prefix] if prefix_after_tab else None)
+                              prefixes=[prefix] if prefix_after_tab else None,
+                              constraints=[phrases] if constraints_after_tab else None)
         output_stream.write(output[0] + "\n")
         output_stream.flush()

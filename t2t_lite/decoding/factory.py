@@ -24,7 +24,7 @@ from t2t_lite.decoding.settings import DecodeSettings, proportioned
 # int32 inputs [B, S] (each row ending in EOS, PAD-padded), the most tokens to
 # decode and each row's line number (what a sampling decode's randomness is keyed
 # by) -> (ids [B, beam, L], scores [B, beam]), best beam first (or every sample); and
-# optionally each row's target prefix (int32 [B, P], PAD-padded).
+# optionally keywords prefixes and constraints (``Decoding.__call__``).
 SearchFn = Callable[..., tuple[Any, Any]]
 # (input line, decoded text) -> output line; e.g. parsing rebuilds a tree over the words.
 Postprocess = Callable[[str, str], str]
@@ -41,14 +41,13 @@ class Decoding:
     postprocess: Postprocess | None = None
 
     def __call__(self, inputs: np.ndarray, max_decode_length: int, line_numbers: np.ndarray,
-                 prefixes: np.ndarray | None = None) -> tuple[Any, Any]:
+                 **guides: np.ndarray) -> tuple[Any, Any]:
         """The search (a ``SearchFn`` itself), for as many of ``max_decode_length``
-        tokens as the model has positions for; with ``prefixes`` (int32 [B, P],
-        PAD-padded target ids) each row's outputs begin with its prefix."""
-        max_decode_length = self.rules.decode_length(max_decode_length)
-        if prefixes is None:
-            return self.search(inputs, max_decode_length, line_numbers)
-        return self.search(inputs, max_decode_length, line_numbers, prefixes)
+        tokens as the model has positions for; ``guides`` (``target_guides.batch_guides``):
+        ``prefixes`` (int32 [B, P], PAD-padded target ids) each row's outputs begin
+        with, ``constraints`` (int32 [B, N, L]) the phrases they hold."""
+        return self.search(inputs, self.rules.decode_length(max_decode_length), line_numbers,
+                           **guides)
 
 
 def build_decoding(model: Any, problem: Problem, data_dir: str, settings: DecodeSettings,

@@ -25,14 +25,16 @@ import json
 import os
 from typing import Any, Iterator, Mapping
 
-from t2t_lite.data.text_files import iter_utf8_lines, write_lines_atomically
+from t2t_lite.data.text_files import count_utf8_lines, iter_utf8_lines, write_lines_atomically
 from t2t_lite.data.unknown_tokens import UnknownTokens
-from t2t_lite.decoding.decoder import decode_window, encode_prefixes
+from t2t_lite.decoding.decoder import decode_window
 from t2t_lite.decoding.word_alignment import Aligner
 from t2t_lite.decoding.factory import Decoding
 from t2t_lite.decoding.input_rules import warn_cut
 from t2t_lite.decoding.kept_windows import (SUFFIX, KeptWindows, Window, add_line,
                                             joint_digest, line_digest)
+from t2t_lite.decoding.target_guides import (GuideFiles, check_blank_lines, digest_text,
+                                             encode_guides, window_lines)
 from t2t_lite.progress import Progress
 
 RECORD_SUFFIX = ".meta.json"
@@ -90,32 +92,27 @@ class FileDecode:
     kept_windows: int  # windows found kept from an interrupted run, not decoded again
 
 
-def scan_input(path: str, window_lines: int, decoding: Decoding | None = None,
-               prefix_path: str | None = None) -> InputScan:
+def scan_input(path: str, read_window_lines: int, decoding: Decoding | None = None,
+               guide_files: GuideFiles = GuideFiles()) -> InputScan:
     """Reads ``path`` once (every line checked, errors naming ``FILE:LINE``); with a
-    ``decoding``, its unknown input tokens are counted in one warning. With a
-    ``prefix_path`` (target prefixes, line-aligned) each prefix is read beside its
-    line and goes into the window's digest (kept windows and shards of one prefix
-    file are no others'): refused, naming its line, when the counts differ, when a
-    blank line has a prefix, or (with a ``decoding``) a prefix is too long."""
+    ``decoding``, its unknown input tokens are counted in one warning. With
+    ``guide_files`` (target prefixes, phrases; line-aligned) each line's guides are
+    read beside it and go into its window's digest (kept windows and shards of one
+    prefix file are no others'): refused, naming its line, when the counts differ,
+    when a blank line has guides, or (with a ``decoding``) they do not fit."""
     unknown = UnknownTokens(path) if decoding else None
     windows, texts = [], []
     digest, first, count, nonblank = line_digest(), 0, 0, 0
-    for count, (line, prefix) in enumerate(_with_prefixes(path, prefix_path), start=1):
+    for count, (line, guide) in enumerate(guide_files.with_lines(path), start=1):
         if unknown:
             unknown.count(decoding.encoder, line, count)
-        if prefix is None:
-            add_line(digest, line)
-        else:
-            if prefix.strip() and not line.strip():
-                raise ValueError(f"{prefix_path}:{count}: a prefix for a blank line of {path} "
-                                 "(a blank line decodes to a blank line): leave it empty")
-            if decoding and prefix.strip():
-                encode_prefixes([prefix], decoding, prefix_path, count - 1)
-            # NUL parts them: no line holds a control character (iter_utf8_lines).
-            add_line(digest, f"{line}\0{prefix}")
+        check_blank_lines(line, guide, guide_files, path, count)
+        if decoding and guide and not guide.is_blank():
+            encode_guides([guide], decoding.target_encoder, decoding.rules.room(),
+                          guide_files, count - 1)
+        add_line(digest, digest_text(line, guide))
         nonblank += bool(line.strip())
-        if count - first == window_lines:
+        if count - first == read_window_lines:
             windows.append(Window(len(windows), first, count - first, digest.hexdigest()))
             texts.append(nonblank)
             digest, first, nonblank = line_digest(), count, 0
@@ -127,31 +124,10 @@ def scan_input(path: str, window_lines: int, decoding: Decoding | None = None,
     return InputScan(path, count, windows, texts)
 
 
-def _with_prefixes(path: str, prefix_path: str | None) -> Iterator[tuple[str, str | None]]:
-    """Each line of ``path`` with its line of ``prefix_path`` (None without one)."""
-    if prefix_path is None:
-        yield from ((line, None) for line in iter_utf8_lines(path))
-        return
-    missing = object()
-    lines = itertools.zip_longest(iter_utf8_lines(path), iter_utf8_lines(prefix_path),
-                                  fillvalue=missing)
-    for count, (line, prefix) in enumerate(lines):
-        if line is missing or prefix is missing:
-            raise ValueError(f"{prefix_path} has {count_lines(prefix_path)} lines but {path} "
-                             f"has {count_lines(path)}: give one prefix a line (an empty "
-                             "line for none)")
-        yield line, prefix
-
-
-def count_lines(path: str) -> int:
-    """The lines of ``path``, each checked (a reference file)."""
-    return sum(1 for _ in iter_utf8_lines(path))
-
-
 def decode_file(input_path: str, output_path: str, decoding: Decoding,
                 identity: Mapping[str, Any] | None, shard: Shard = Shard(),
                 description: str | None = None, reference_path: str | None = None,
-                prefix_path: str | None = None, aligner: Aligner | None = None,
+                guide_files: GuideFiles = GuideFiles(), aligner: Aligner | None = None,
                 alignment_path: str | None = None) -> FileDecode:
     """Decodes ``shard``'s part of ``input_path`` into ``output_path`` (for a shard,
     its ``part_path`` of the whole output, which ``merge_shards`` reads).
@@ -161,15 +137,15 @@ def decode_file(input_path: str, output_path: str, decoding: Decoding,
     identity and the same input lines. Without one, nothing is kept (the outputs
     are held until the end, as a library caller's scores need them anyway). A ``reference_path`` (whole decodes only) is
     checked to have the input's line count before anything is decoded. With a
-    ``description`` the progress is shown. ``prefix_path``: a target prefix for each
-    input line (plain text, an empty line for none) that its outputs begin with.
+    ``description`` the progress is shown. ``guide_files``: a target prefix for each
+    input line that its outputs begin with, phrases they hold (``target_guides``).
     With an ``aligner``, each output line's word alignment goes to the same line of
     ``alignment_path`` (for a shard, its part), kept and merged as the outputs are.
     """
     settings, identity_given = decoding.settings, identity is not None
-    scan = scan_input(input_path, settings.read_window_lines, decoding, prefix_path)
+    scan = scan_input(input_path, settings.read_window_lines, decoding, guide_files)
     if reference_path:
-        references = count_lines(reference_path)
+        references = count_utf8_lines(reference_path)
         if references != scan.lines:
             raise ValueError(f"{reference_path} has {references} lines but {input_path} "
                              f"has {scan.lines}: the references must be line-aligned with "
@@ -189,12 +165,11 @@ def decode_file(input_path: str, output_path: str, decoding: Decoding,
     outputs: list[str] = []
     alignments: list[str] = []
     cut = sum(kept.cut(window) for window in mine if kept and kept.is_kept(window))
-    prefix_windows = (_windows_of(prefix_path, todo) if prefix_path
-                      else itertools.repeat(None))
-    for window, lines, prefixes in zip(todo, _windows_of(input_path, todo), prefix_windows):
-        if prefixes is not None:
-            prefixes = encode_prefixes(prefixes, decoding, prefix_path, window.first_line)
-        decoded = decode_window(lines, decoding, window.first_line, bar, prefixes, aligner)
+    for window, lines, texts in zip(todo, window_lines(input_path, todo),
+                                    guide_files.windows(todo)):
+        guides = texts and encode_guides(texts, decoding.target_encoder,
+                                         decoding.rules.room(), guide_files, window.first_line)
+        decoded = decode_window(lines, decoding, window.first_line, bar, guides, aligner)
         cut += decoded.cut
         if kept:
             kept.keep(window, decoded.outputs, decoded.cut, decoded.alignments)
@@ -228,18 +203,18 @@ def decode_identity(identity: Mapping[str, Any], settings: Any,
 
 
 def merge_shards(input_path: str, output_path: str, identity: Mapping[str, Any],
-                 settings: Any, count: int, prefix_path: str | None = None,
+                 settings: Any, count: int, guide_files: GuideFiles = GuideFiles(),
                  alignment_layer: int | None = None, alignment_path: str | None = None
                  ) -> int:
     """Joins the ``count`` parts of ``output_path`` decoded from ``input_path`` (and
-    ``prefix_path``'s prefixes) under ``identity`` and ``settings`` into
+    ``guide_files``' guides) under ``identity`` and ``settings`` into
     ``output_path``; returns its lines. Refused, naming each, when a part is missing,
     was changed since it was written, or is stale: decoded from other lines or
     prefixes or under another identity. With an ``alignment_path`` (aligned at
     ``alignment_layer``), its parts are checked and joined too."""
     identity = decode_identity(identity, settings, alignment_layer)
     aligned = alignment_path is not None
-    scan = scan_input(input_path, settings.read_window_lines, prefix_path=prefix_path)
+    scan = scan_input(input_path, settings.read_window_lines, guide_files=guide_files)
     shards = [Shard(index, count) for index in range(count)]
     missing = [shard for shard in shards
                if not (os.path.isfile(shard.part_path(output_path))
@@ -262,10 +237,11 @@ def merge_shards(input_path: str, output_path: str, identity: Mapping[str, Any],
                              f"writing the run? pin --checkpoint_path); {worker}")
         if record.get("digest") != joint_digest(mine) or record.get("lines") != sum(
                 window.lines for window in mine):
-            prefixes = f" (with {prefix_path}'s prefixes)" if prefix_path else ""
+            guided = "".join(f" (with {path}'s {'prefixes' if field == 'prefix' else 'phrases'})"
+                             for field, path in guide_files.given())
             raise ValueError(f"--merge_shards: {part} was decoded from other lines or "
-                             f"prefixes than {input_path}'s part {shard.index} of {count}"
-                             f"{prefixes} now; {worker}")
+                             f"guides than {input_path}'s part {shard.index} of {count}"
+                             f"{guided} now; {worker}")
         written = [part] + ([shard.part_path(alignment_path)] if aligned else [])
         for path, digest in zip(written, ("output_digest", "alignment_digest")):
             if not os.path.isfile(path):
@@ -279,16 +255,6 @@ def merge_shards(input_path: str, output_path: str, identity: Mapping[str, Any],
     write_lines_atomically(output_path, itertools.chain.from_iterable(
         _raw_lines(shard.part_path(output_path)) for shard in shards))
     return scan.lines
-
-
-def _windows_of(path: str, windows: list[Window]) -> Iterator[list[str]]:
-    """The lines of each of ``windows`` (in input order), read as the scan read them."""
-    lines, position = iter_utf8_lines(path), 0
-    for window in windows:
-        for _ in itertools.islice(lines, window.first_line - position):
-            pass
-        yield list(itertools.islice(lines, window.lines))
-        position = window.first_line + window.lines
 
 
 def _check_record_place(part_path: str) -> None:
@@ -345,12 +311,13 @@ def best_outputs(output_path: str, fielded: bool) -> list[str]:
 
 
 def decode_from_file(input_path: str, output_path: str, decoding: Decoding,
-                     reference_path: str | None = None, prefix_path: str | None = None
+                     reference_path: str | None = None,
+                     guide_files: GuideFiles = GuideFiles()
                      ) -> tuple[list[str], list[str] | None]:
     """``decode_file`` of the whole input, keeping nothing (for library callers that
     score what they decode): the best decode of each line (``best_outputs``) and the
     reference lines (or None)."""
     decode_file(input_path, output_path, decoding, None, reference_path=reference_path,
-                prefix_path=prefix_path)
+                guide_files=guide_files)
     references = list(iter_utf8_lines(reference_path)) if reference_path else None
     return best_outputs(output_path, decoding.settings.fielded), references

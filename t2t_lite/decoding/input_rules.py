@@ -48,6 +48,10 @@ class InputRules:
         plus the decode hparam ``extra_length``) may run for."""
         return min(max_decode_length, self.max_positions or max_decode_length)
 
+    def room(self) -> int:
+        """The most tokens any decode may run for (the model's positions)."""
+        return self.decode_length(2 ** 31 - 1)
+
     def padded_length(self, length: int, bucket: int) -> int:
         """``length`` rounded up to a multiple of ``bucket`` (0: not rounded), within
         the model's positions."""

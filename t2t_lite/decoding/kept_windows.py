@@ -84,7 +84,8 @@ class KeptWindows:
                 continue
             if record.get("digest") != window.digest or record.get("lines") != window.lines:
                 raise ValueError(f"{self.path} holds {window.shown} of another input (its "
-                                 "lines or --decode_prefixes differ from the input's now); "
+                                 "lines, --decode_prefixes or --decode_constraints differ from "
+                                 "the input's now); "
                                  "decode the input they came from, or remove the folder to "
                                  "start over")
             kept += 1

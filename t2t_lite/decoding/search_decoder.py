@@ -13,6 +13,11 @@ import tensorflow as tf
 from t2t_lite.decoding.beam_search import search
 from t2t_lite.decoding.search_options import SearchOptions
 
+# The per-batch tensors that steer a search beside its inputs (``search``'s keywords):
+# target prefixes int32 [B, P] and terminology phrases int32 [B, N, L], PAD-padded.
+TARGET_GUIDES = {"prefixes": tf.TensorSpec([None, None], tf.int32),
+                 "constraints": tf.TensorSpec([None, None, None], tf.int32)}
+
 # Under XLA the caches are fixed-size buffers and a step attends over all of one:
 # the loops start on buffers this long and double them as the decode passes their end.
 FIRST_CACHE_LENGTH = 32
@@ -39,8 +44,9 @@ class BeamSearchDecoder:
     reuses one graph (the input signature has unknown dimensions), so decoding
     a file batch by batch does not retrace. ``decoder(inputs, max_decode_length)``
     returns ``beam_search``'s (ids, scores); with ``prefixes`` (int [B, P], PAD-padded
-    target ids) each input's outputs begin with its prefix (``forced_prefix``; a
-    second trace, the first call with prefixes). With ``options.sampling`` it draws
+    target ids) each input's outputs begin with its prefix (``forced_prefix``), with
+    ``constraints`` (int [B, N, L]) they hold its phrases (``lexical_constraints``):
+    one trace more for each set of these first given. With ``options.sampling`` it draws
     ``num_samples`` samples an input instead (``t2t_lite.decoding.sampling``): (ids,
     scores) are then [B, num_samples, L] and their log-probabilities, and the call's
     ``line_numbers`` (int [B]; default 0..B-1) key each input's randomness.
@@ -71,50 +77,46 @@ class BeamSearchDecoder:
         return sum(search.experimental_get_tracing_count()
                    for search in self._searches.values())
 
-    def _run(self, inputs: tf.Tensor, line_numbers: tf.Tensor,
-             max_decode_length: tf.Tensor | int, prefixes: tf.Tensor | None = None,
-             buffer_lengths: list[int] | None = None
-             ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-        return search(self.model, inputs, max_decode_length, self.options, line_numbers,
-                      buffer_lengths, prefixes)
-
-    def _search_for(self, max_decode_length: int, with_prefixes: bool) -> Any:
-        """The tf.function that decodes up to ``max_decode_length`` tokens (taking a
-        batch's prefixes after its line numbers when ``with_prefixes``)."""
-        key = (max_decode_length if self.jit_compile else None, with_prefixes)
+    def _search_for(self, max_decode_length: int, guided: tuple[str, ...]) -> Any:
+        """The tf.function that decodes up to ``max_decode_length`` tokens, taking a
+        batch's ``guided`` (``TARGET_GUIDES`` names) as a dict after its line numbers."""
+        key = (max_decode_length if self.jit_compile else None, guided)
         # autograph=False here, in beam_search.py, the export and the training step: the
         # search and model loops are tf.while_loops already, and autograph rewriting them
         # was most of a decode's first trace (t2t-decoder, 64 lines of Multi30k val,
         # tiny model: 11-13 -> 4-5 s on a 2-core AMD EPYC).
         if key not in self._searches:
-            ids = tf.TensorSpec([None, None], tf.int32)
-            inputs = [ids, tf.TensorSpec([None], tf.int32), *([ids] if with_prefixes else [])]
+            inputs = [tf.TensorSpec([None, None], tf.int32), tf.TensorSpec([None], tf.int32),
+                      {name: TARGET_GUIDES[name] for name in guided}]
             if self.jit_compile:
                 self._searches[key] = tf.function(
-                    lambda ids, lines, *prefixes: self._run(
-                        ids, lines, max_decode_length, *prefixes,
-                        buffer_lengths=cache_lengths(max_decode_length)),
+                    lambda ids, lines, guides: search(
+                        self.model, ids, max_decode_length, self.options, lines,
+                        cache_lengths(max_decode_length), **guides),
                     input_signature=inputs, jit_compile=True, autograph=False)
             else:
                 self._searches[key] = tf.function(
-                    lambda ids, lines, *rest: self._run(ids, lines, rest[-1], *rest[:-1]),
+                    lambda ids, lines, guides, length: search(
+                        self.model, ids, length, self.options, lines, **guides),
                     input_signature=[*inputs, tf.TensorSpec([], tf.int32)], autograph=False)
         return self._searches[key]
 
     def __call__(self, inputs: Any, max_decode_length: Any, line_numbers: Any = None,
-                 prefixes: Any = None) -> tuple[tf.Tensor, tf.Tensor]:
+                 prefixes: Any = None, constraints: Any = None
+                 ) -> tuple[tf.Tensor, tf.Tensor]:
         inputs = tf.convert_to_tensor(inputs, tf.int32)
         line_numbers = (tf.range(tf.shape(inputs)[0]) if line_numbers is None
                         else tf.convert_to_tensor(line_numbers, tf.int32))
-        extra = [] if prefixes is None else [tf.convert_to_tensor(prefixes, tf.int32)]
+        guides = {name: tf.convert_to_tensor(value, tf.int32) for name, value in
+                  (("prefixes", prefixes), ("constraints", constraints)) if value is not None}
         max_decode_length = int(max_decode_length)
         self._check_positions(inputs.shape[1], max_decode_length)
         self.shapes_seen.add((*inputs.shape, max_decode_length))
-        compiled = self._search_for(max_decode_length, bool(extra))
+        compiled = self._search_for(max_decode_length, tuple(sorted(guides)))
         if self.jit_compile:
-            ids, scores, steps = compiled(inputs, line_numbers, *extra)
+            ids, scores, steps = compiled(inputs, line_numbers, guides)
         else:
-            ids, scores, steps = compiled(inputs, line_numbers, *extra,
+            ids, scores, steps = compiled(inputs, line_numbers, guides,
                                           tf.constant(max_decode_length, tf.int32))
         return ids[:, :, :int(steps)], scores
 
@@ -136,12 +138,13 @@ class BeamSearchDecoder:
                 f"{max_positions} (InputRules.decode_length)")
 
     def in_graph(self, inputs: tf.Tensor, max_decode_length: tf.Tensor,
-                 prefixes: tf.Tensor | None = None) -> tuple[tf.Tensor, tf.Tensor]:
+                 prefixes: tf.Tensor | None = None, constraints: tf.Tensor | None = None
+                 ) -> tuple[tf.Tensor, tf.Tensor]:
         """The search as ops of the caller's graph (an export's serving function, which
         takes any batch and length: not compiled, whatever ``jit_compile``) ->
         ``beam_search``'s (ids, scores), each input's outputs beginning with its row of
-        ``prefixes`` if given; a sampling decode's randomness keyed by each input's
-        position in ``inputs``."""
+        ``prefixes`` and holding its ``constraints``' phrases if given; a sampling
+        decode's randomness keyed by each input's position in ``inputs``."""
         ids, scores, steps = search(self.model, inputs, max_decode_length, self.options,
-                                    prefixes=prefixes)
+                                    prefixes=prefixes, constraints=constraints)
         return ids[:, :, :steps], scores

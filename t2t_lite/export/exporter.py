@@ -1,6 +1,6 @@
 """A trained model as a SavedModel from raw strings to output strings.
 
-Signatures (both take ``inputs``: string [N], any N and any input length):
+Signatures (all take ``inputs``: string [N], any N and any input length):
 
 * ``serving_default`` -> ``outputs`` string [N] (the best beam, postprocessed
   as ``t2t-decoder`` writes it) and ``scores`` float32 [N] (its
@@ -8,11 +8,13 @@ Signatures (both take ``inputs``: string [N], any N and any input length):
 * ``beams`` -> ``outputs`` string [N, beam_size] and ``scores`` [N,
   beam_size], best first; a beam slot the search left empty has output ""
   and score -inf;
-* ``prefixed`` takes ``prefixes`` too (string [N], target text, "" for none;
-  CTranslate2's ``target_prefix``) -> ``beams``' outputs, each beginning with its
-  input's prefix and going on from it (``forced_prefix``; the prefix scored by
-  the model, as in ``t2t-decoder --decode_prefixes``). A prefix with no room
-  left in the model's positions fails the request, naming its position.
+* ``guided`` takes ``prefixes`` and ``constraints`` too (string [N] each, "" for
+  none) -> ``beams``' outputs, each beginning with its input's prefix (target
+  text, CTranslate2's ``target_prefix``; ``forced_prefix``, scored by the model, as
+  ``t2t-decoder --decode_prefixes``) and holding each of its constraints'
+  tab-separated target phrases (``lexical_constraints``, as ``--decode_constraints``).
+  Guides with no room left in the model's positions fail the request, naming
+  their position.
 
 Under the decode hparam ``sampling_method=random`` (settings fixed at export,
 seed included) the search samples instead (``t2t_lite.decoding.sampling``):
@@ -45,6 +47,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.data.problem import Problem
 from t2t_lite.decoding.factory import build_decoding
 from t2t_lite.decoding.settings import DecodeSettings
@@ -53,6 +56,7 @@ from t2t_lite.export.graph_text import graph_codec
 
 STRINGS = tf.TensorSpec([None], tf.string, name="inputs")
 PREFIXES = tf.TensorSpec([None], tf.string, name="prefixes")
+CONSTRAINTS = tf.TensorSpec([None], tf.string, name="constraints")
 
 
 class _Untracked:
@@ -82,8 +86,9 @@ class ExportModule(tf.Module):
         self._problem = problem
         self.serve = tf.function(self._serve, input_signature=[STRINGS], autograph=False)
         self.beams = tf.function(self._beams, input_signature=[STRINGS], autograph=False)
-        self.prefixed = tf.function(self._prefixed, input_signature=[STRINGS, PREFIXES],
-                                    autograph=False)
+        self.guided = tf.function(self._guided,
+                                  input_signature=[STRINGS, PREFIXES, CONSTRAINTS],
+                                  autograph=False)
 
     def _serve(self, inputs: tf.Tensor) -> dict[str, tf.Tensor]:
         outputs, scores = self._decode(inputs)
@@ -93,10 +98,15 @@ class ExportModule(tf.Module):
         outputs, scores = self._decode(inputs)
         return {"outputs": outputs, "scores": scores}
 
-    def _prefixed(self, inputs: tf.Tensor, prefixes: tf.Tensor) -> dict[str, tf.Tensor]:
-        tf.debugging.assert_equal(tf.shape(prefixes), tf.shape(inputs),
-                                  message="give one prefix an input (\"\" for none)")
-        outputs, scores = self._decode(inputs, prefixes)
+    def _guided(self, inputs: tf.Tensor, prefixes: tf.Tensor, constraints: tf.Tensor
+                ) -> dict[str, tf.Tensor]:
+        checks = [tf.debugging.assert_equal(tf.shape(prefixes), tf.shape(inputs),
+                                            message="give one prefix an input (\"\" for none)"),
+                  tf.debugging.assert_equal(tf.shape(constraints), tf.shape(inputs),
+                                            message="give one constraints string an input "
+                                                    "(\"\" for none)")]
+        with tf.control_dependencies(checks):
+            outputs, scores = self._decode(inputs, prefixes, constraints)
         return {"outputs": outputs, "scores": scores}
 
     def _check_utf8(self, inputs: tf.Tensor, name: str = "inputs") -> tf.Operation:
@@ -110,25 +120,31 @@ class ExportModule(tf.Module):
             [f"{name} must be valid UTF-8; not valid at (0-based) positions", invalid],
             summarize=10)
 
-    def _decode(self, inputs: tf.Tensor, prefixes: tf.Tensor | None = None
-                ) -> tuple[tf.Tensor, tf.Tensor]:
-        """inputs [N] (and their target prefixes) -> (output lines [N, beam], scores
-        [N, beam])."""
+    def _decode(self, inputs: tf.Tensor, prefixes: tf.Tensor | None = None,
+                constraints: tf.Tensor | None = None) -> tuple[tf.Tensor, tf.Tensor]:
+        """inputs [N] (and their target prefixes and phrases) -> (output lines [N,
+        beam], scores [N, beam])."""
         decoding = self._decoding.value
         with tf.control_dependencies([self._check_utf8(inputs)]):
             lines = tf.strings.strip(inputs)
         source_ids = graph_rules.source_ids(decoding.rules, self.input_codec, lines)
         length = tf.shape(source_ids)[1]
-        prefix_ids = None
+        prefix_ids = phrase_ids = None
         if prefixes is not None:
-            with tf.control_dependencies([self._check_utf8(prefixes, "prefixes")]):
+            with tf.control_dependencies([self._check_utf8(prefixes, "prefixes"),
+                                          self._check_utf8(constraints, "constraints")]):
                 prefix_ids = graph_rules.prefix_ids(decoding.rules, self.target_codec,
                                                     tf.strings.strip(prefixes))
-            # Room after the prefix as after an input (decoder.decode_window).
-            length = tf.maximum(length, tf.shape(prefix_ids)[1] + 1)
+                phrase_ids = graph_rules.phrase_ids(decoding.rules, self.target_codec,
+                                                    constraints, prefix_ids)
+            # Room after what they hold as after an input (decoder.decode_window).
+            held = (tf.reduce_sum(tf.cast(prefix_ids != PAD_ID, tf.int32), axis=1)
+                    + tf.reduce_sum(tf.cast(phrase_ids != PAD_ID, tf.int32), axis=[1, 2]))
+            length = tf.maximum(length, tf.reduce_max(tf.concat([held, [0]], 0)) + 1)
         max_decode_length = graph_rules.decode_length(
             decoding.rules, length + decoding.settings.extra_length)
-        ids, scores = decoding.search.in_graph(source_ids, max_decode_length, prefix_ids)
+        ids, scores = decoding.search.in_graph(source_ids, max_decode_length, prefix_ids,
+                                               phrase_ids)
         batch, beams = tf.shape(ids)[0], tf.shape(ids)[1]
         text = self.target_codec.decode(tf.reshape(ids, [batch * beams, -1]))
         text = graph_rules.one_line(decoding.rules, text)
@@ -152,7 +168,7 @@ def export(module: ExportModule, export_dir: str) -> int:
         tf.saved_model.save(module, partial, signatures={
             "serving_default": module.serve.get_concrete_function(),
             "beams": module.beams.get_concrete_function(),
-            "prefixed": module.prefixed.get_concrete_function()})
+            "guided": module.guided.get_concrete_function()})
         if os.path.exists(export_dir):
             os.rmdir(export_dir)
         os.replace(partial, export_dir)

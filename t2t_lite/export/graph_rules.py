@@ -23,17 +23,41 @@ def source_ids(rules: InputRules, codec: GraphTextCodec, lines: tf.Tensor) -> tf
 
 def prefix_ids(rules: InputRules, codec: GraphTextCodec, prefixes: tf.Tensor) -> tf.Tensor:
     """Stripped target prefixes [N] -> int32 [N, P], PAD-padded, no EOS
-    (``decoder.encode_prefixes``); a prefix that leaves the model no position to go
+    (``target_guides.encode_guides``); a prefix that leaves the model no position to go
     on in fails the call, naming its position."""
     ids = codec.encode(prefixes)
-    room = decode_length(rules, tf.constant(2 ** 31 - 1))
-    too_long = tf.where(ids.row_lengths() >= tf.cast(room, ids.row_lengths().dtype))[:, 0]
-    check = tf.debugging.Assert(
-        tf.equal(tf.size(too_long), 0),
-        ["prefixes leave the model no position to go on in (it decodes at most", room,
-         "tokens): shorten the prefixes at (0-based) positions", too_long], summarize=10)
-    with tf.control_dependencies([check]):
+    with tf.control_dependencies([_check_room(rules, ids.row_lengths(), "prefixes leave the "
+                                              "model no position to go on in", "prefixes")]):
         return tf.cast(ids, tf.int32).to_tensor(default_value=PAD_ID)
+
+
+def phrase_ids(rules: InputRules, codec: GraphTextCodec, constraints: tf.Tensor,
+               prefix_ids: tf.Tensor) -> tf.Tensor:
+    """Terminology constraints [N] (tab-separated target phrases, "" for none) ->
+    int32 [N, K, L], PAD-padded (``target_guides``: each phrase stripped and encoded on
+    its own, empty ones dropped); phrases that do not fit with the row's prefix
+    (``prefix_ids`` [N, P]) and an EOS in the model's positions fail the call,
+    naming their position."""
+    phrases = tf.strings.strip(tf.strings.split(constraints, "\t"))
+    phrases = tf.ragged.boolean_mask(phrases, tf.strings.length(phrases) > 0)
+    ids = tf.RaggedTensor.from_row_lengths(codec.encode(phrases.flat_values),
+                                           phrases.row_lengths())
+    tokens = (tf.reduce_sum(tf.cast(ids.row_lengths(axis=2), tf.int64), axis=1)
+              + tf.reduce_sum(tf.cast(prefix_ids != PAD_ID, tf.int64), axis=1))
+    with tf.control_dependencies([_check_room(
+            rules, tokens, "phrases (with the prefix) and an EOS do not fit in the decode",
+            "constraints")]):
+        return tf.cast(ids, tf.int32).to_tensor(default_value=PAD_ID)
+
+
+def _check_room(rules: InputRules, tokens: tf.Tensor, what: str, name: str) -> tf.Operation:
+    """Fails when a row's ``tokens`` [N] leave no room for an EOS in the decode."""
+    room = decode_length(rules, tf.constant(2 ** 31 - 1))
+    too_long = tf.where(tokens >= tf.cast(room, tokens.dtype))[:, 0]
+    return tf.debugging.Assert(
+        tf.equal(tf.size(too_long), 0),
+        [f"{what} (it decodes at most", room, f"tokens): shorten the {name} at (0-based) "
+         "positions", too_long], summarize=10)
 
 
 def decode_length(rules: InputRules, max_decode_length: tf.Tensor) -> tf.Tensor:
