@@ -184,6 +184,7 @@ COMMANDS = [
         "--output_dir": FOLDERS, "--decode_from_file": INPUTS, "--decode_to_file": OUTPUTS,
         "--decode_reference": INPUTS, "--decode_prefixes": INPUTS,
         "--decode_alignments": OUTPUTS, "--prefix_after_tab": SWITCH,
+        "--decode_constraints": INPUTS, "--constraints_after_tab": SWITCH,
         "--decode_hparams": ["decode"],
         "--checkpoint_path": CHECKPOINTS, "--score_file": INPUTS, "--hparams": ["hparams"],
         "--ensemble": FOLDERS, "--decode_shards": INTS, "--worker_id": INTS,
