@@ -412,20 +412,29 @@ def test_xla_cache_lengths_double_from_32_to_the_decode_length():
 
 
 # (No case of 40 steps: two loops, which the 100-step cases cover; 10 s of the suite.)
-@pytest.mark.parametrize("beam_size, length, allow_eos, relative", [
-    (3, 7, True, False), (1, 100, False, False), (2, 100, False, True)])
-def test_xla_compiled_search_equals_the_graph_one(beam_size, length, allow_eos, relative):
+@pytest.mark.parametrize("beam_size, length, allow_eos, relative, phrases", [
+    (3, 7, True, False, None), (1, 100, False, False, None), (2, 100, False, True, None),
+    (3, 9, True, False, [[[5, 6], [7, 0]], [[8, 8], [0, 0]]])])
+def test_xla_compiled_search_equals_the_graph_one(beam_size, length, allow_eos, relative,
+                                                  phrases):
     """Past 32 steps the compiled search moves to longer cache buffers (100: three
-    loops, on buffers of 32, 64 and 100 positions): the same outputs as one loop."""
+    loops, on buffers of 32, 64 and 100 positions): the same outputs as one loop;
+    with terminology constraints (``phrases``), dynamic beam allocation too."""
     model = tiny_model(xla=True, max_length=100, **(RELATIVE if relative else {}))
+    guides = {} if phrases is None else {"constraints": phrases[:len(INPUTS)]}
     plain = BeamSearchDecoder(model, SearchOptions(beam_size=beam_size, allow_eos=allow_eos))
-    plain_ids, plain_scores = plain(INPUTS, length)
+    plain_ids, plain_scores = plain(INPUTS, length, **guides)
     compiled = BeamSearchDecoder(model, SearchOptions(beam_size=beam_size, allow_eos=allow_eos),
                                  jit_compile=True)
-    ids, scores = compiled(INPUTS, length)
-    assert ids.shape[-1] == length
+    ids, scores = compiled(INPUTS, length, **guides)
+    assert phrases or ids.shape[-1] == length
     np.testing.assert_array_equal(ids, plain_ids)
     np.testing.assert_allclose(scores, plain_scores, atol=1e-4)
+    for row, held in enumerate(phrases or []):  # every beam holds its row's phrases
+        for k in np.flatnonzero(np.isfinite(scores[row])):
+            text = f" {' '.join(map(str, ids[row, k].numpy().tolist()))} "
+            assert all(f" {' '.join(str(t) for t in phrase if t)} " in text
+                       for phrase in held if any(phrase)), (ids[row, k], held)
 
 
 def test_xla_decode_of_lines_compiles_one_program_per_length_bucket():
