@@ -174,8 +174,9 @@ def beam_search(vocab_size: int, beam_size: int, alpha: float, max_length: int,
             break
     if finished:
         return Searched(finished + [((), -np.inf)] * (k - len(finished)), margin.value)
-    return Searched([(tokens, log_prob / length_penalty(t + 1, alpha))
-                     for tokens, log_prob in alive], margin.value)
+    return Searched(sorted(((tokens, log_prob / length_penalty(t + 1, alpha))
+                            for tokens, log_prob in alive), key=lambda one: -one[1]),
+                    margin.value)
 
 
 def _allocated(alive: list, scores: np.ndarray, best: np.ndarray, phrases: Phrases, k: int,
@@ -191,9 +192,9 @@ def _allocated(alive: list, scores: np.ndarray, best: np.ndarray, phrases: Phras
     for j, (tokens, _) in enumerate(alive):
         ids = phrases.next_tokens(phrases.replay(tokens)) + [int(np.argmax(scores[j]))]
         pool += [j * vocab_size + i for i in ids if i is not None]
-        if np.isfinite(scores[j]).sum() > 1:
-            top_two = np.sort(scores[j])[-2:]
-            margin.cut(top_two[1], top_two[0])
+        top_two = _ranked(scores[j])[:2] + j * vocab_size
+        if np.isfinite(scores[j]).sum() > 1 and not set(top_two) <= set(pool[:len(best)]):
+            margin.cut(*scores.reshape(-1)[top_two])  # which is the slot's best matters
     seen, entries = set(), []
     for position, index in enumerate(pool):
         if index in seen:
@@ -207,11 +208,14 @@ def _allocated(alive: list, scores: np.ndarray, best: np.ndarray, phrases: Phras
     ranked = []
     for bank in {entry[3] for entry in entries}:
         members = sorted((e for e in entries if e[3] == bank), key=lambda e: (-e[2], e[0]))
-        for one, two in zip(members, members[1:]):
-            margin.cut(one[2], two[2])
         ranked += [(rank, -bank, entry) for rank, entry in enumerate(members)]
     ranked.sort(key=lambda r: (r[0], r[1]))
     taken = [(entry[1], entry[2]) for _, _, entry in ranked[:k]]
+    for bank in {entry[3] for entry in entries}:  # each bank's last taken against its next
+        members = [r for r in ranked if r[1] == -bank]
+        count = sum(1 for r in ranked[:k] if r[1] == -bank)
+        if 0 < count < len(members):
+            margin.cut(members[count - 1][2][2], members[count][2][2])
     return taken + [((), -np.inf)] * (k - len(taken))
 
 

@@ -87,15 +87,18 @@ def cases(draw):
     slot = draw(st.sampled_from([None, None, SlotToken.PLACEHOLDER, SlotToken.WORD]))
     # Few ids half the time: every beam's EOS then ranks among the best candidates.
     smallest = 6 if slot else 3
+    # Phrases need steps: their draws decode 4 steps more.
+    phrased = draw(st.booleans())
     return make_case(
         vocab_size=draw(st.one_of(st.integers(smallest, 12), st.integers(smallest, 300))),
         seed=draw(st.integers(0, 2 ** 16)), batch=draw(st.integers(1, 4)),
         beam_size=draw(st.integers(1, 8)),
         alpha=draw(st.one_of(st.just(0.0), st.floats(0.0, 2.0))),
-        stop_rule=draw(st.sampled_from(STOP_RULES)), max_length=draw(st.integers(1, 12)),
+        stop_rule=draw(st.sampled_from(STOP_RULES)),
+        max_length=draw(st.integers(1, 8)) + 4 * phrased,
         slot=slot, whole_batch=draw(st.booleans()),
         compiled=draw(st.sampled_from([False, False, False, True])),  # a trace costs
-        prefixed=draw(st.booleans()), phrased=draw(st.booleans()))
+        prefixed=draw(st.booleans()), phrased=phrased)
 
 
 def through_eos(ids):

@@ -188,7 +188,10 @@ def _beam_results(alive_seq: tf.Tensor, alive_log_probs: tf.Tensor, finished_seq
     hypotheses, or of their alive ones (scored at ``steps`` tokens) for an item
     with none finished."""
     has_finished = tf.reduce_any(finished_flags, axis=1)
-    alive_scores = alive_log_probs / length_penalty(steps, alpha)
+    # Best first (dynamic beam allocation keeps its alive beams in stripes, not by score).
+    alive_scores, order = tf.math.top_k(alive_log_probs / length_penalty(steps, alpha),
+                                        k=tf.shape(alive_log_probs)[1])
+    alive_seq = tf.gather(alive_seq, order, batch_dims=1)
     return (tf.where(has_finished[:, None, None], finished_seq, alive_seq),
             tf.where(has_finished[:, None], finished_scores, alive_scores))
 
