@@ -289,16 +289,17 @@ def test_interactive_lines_give_their_phrases_after_the_source_and_prefix():
 
 
 def test_the_decoder_holds_every_phrase_in_every_beam(trained, tmp_path, capsys):
-    """The trained model's outputs, every beam of a beam search and a greedy decode,
-    hold their lines' phrases (tokens in a row), beside a prefix or not."""
+    """The trained model's outputs, every beam of a beam search, a greedy decode and
+    every sample drawn, hold their lines' phrases (tokens in a row)."""
     _, output_dir = trained
     sources = [f"{'0 1 ' * (i % 4)}1 1" for i in range(6)]
     terms = ["1 0 0 1", "", "0 0 0\t1 1", "1", "0 1 0 1 0", "1 1 1"]
     source, term_path = write(tmp_path, "in.txt", sources), write(tmp_path, "t.txt", terms)
     run = [f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
            f"--decode_from_file={source}", f"--decode_constraints={term_path}"]
-    for hparams in ("beam_size=3,return_beams=true", "beam_size=1"):
-        out = tmp_path / f"out{hparams[10]}.txt"
+    for hparams in ("beam_size=3,return_beams=true", "beam_size=1",
+                    "sampling_method=random,beam_size=1,num_samples=2"):
+        out = tmp_path / f"out{len(hparams)}.txt"
         assert t2t_decoder.main(run + [f"--decode_to_file={out}",
                                        f"--decode_hparams={hparams}"]) == 0
         for line, held in zip(out.read_text().splitlines(), terms):
