@@ -29,7 +29,9 @@ best ``2 * beam`` as without constraints. An input with no phrases is decoded
 exactly as without constraints.
 
 The problem's own constraint (parsing's trees) and a forced prefix are wrapped:
-their mask comes first, and their states follow every token.
+their mask comes first, and their states follow every token. Under a problem's
+constraint a phrase may be impossible (a word the tree has no slot for); the
+guarantee above is for problems without one (translation).
 """
 from __future__ import annotations
 
