@@ -156,6 +156,7 @@ def decode(argv: Sequence[str] | None) -> int:
                          "give --decode_to_file")
     from t2t_lite.decoding import decoder, file_decoding
     from t2t_lite.decoding.likelihood import score_file
+    from t2t_lite.data.alignment_links import aligned_head
     from t2t_lite.decoding.word_alignment import Aligner
 
     run = trained_run.open_run(args, "t2t-decoder", partial(_declare_inputs, args))
@@ -192,8 +193,8 @@ def decode(argv: Sequence[str] | None) -> int:
         if args.score_file:
             model, _ = run.restored_model(args.checkpoint_path)
             decoding = run.decoding(model, settings)  # its codecs and input rules
-            aligner = (Aligner(model, decoding.encoder, decoding.target_encoder)
-                       if alignment_path else None)
+            aligner = (Aligner(model, decoding.encoder, decoding.target_encoder,
+                               head=aligned_head(model.hparams)) if alignment_path else None)
             scores, alignments = score_file(
                 model, args.score_file, decoding.encoder, decoding.target_encoder,
                 batch_size=settings.batch_size, max_length=decoding.rules.max_input_length,
@@ -206,8 +207,9 @@ def decode(argv: Sequence[str] | None) -> int:
         if args.merge_shards:
             return _merge(args, run, settings, output_path, alignment_path)
         decoding, identity = _decoding(args, run, settings)
-        aligner = (Aligner(decoding.search.model, decoding.encoder, decoding.target_encoder)
-                   if alignment_path else None)
+        model = decoding.search.model
+        aligner = (Aligner(model, decoding.encoder, decoding.target_encoder,
+                           head=aligned_head(model.hparams)) if alignment_path else None)
         started = time.perf_counter()
         done = file_decoding.decode_file(
             args.decode_from_file, output_path, decoding, identity,

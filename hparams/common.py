@@ -11,7 +11,12 @@ batching        batch_size (tokens per replica per step, source or target
 loss            label_smoothing, loss_normalizer ("tokens": the summed loss over
                 the number of target tokens, as T2T; "sentences": over the number
                 of sentences, as the RNN papers' objective, which sums a
-                sentence's token losses)
+                sentence's token losses), guided_alignment_weight (Garg et al.'s
+                guided alignment, OpenNMT-tf's name: one cross-attention head of
+                the penultimate decoder layer learns the word alignments of the
+                training data, this weight times its cross-entropy added to the
+                loss; 0 = off; the Transformer, with data made with alignments:
+                t2t_lite/training/guided_alignment.py)
 optimizer       optimizer ("adam", "sgd", "adadelta"; tensor2tensor's "adam_w",
                 "adafactor", "momentum", "multistep_adam": see
                 t2t_lite/training/optimizers.py), optimizer_adam_beta1 / beta2 /
@@ -93,6 +98,16 @@ def _sampling_is_on(hparams: HParams) -> str | None:
     return None
 
 
+def _alignments_keep_their_tokens(hparams: HParams) -> str | None:
+    """The complaint about guided alignment over sampled segmentations."""
+    if hparams.guided_alignment_weight and hparams.sentencepiece_alpha:
+        return (f"guided_alignment_weight={hparams.guided_alignment_weight} supervises "
+                "attention with token links made for the data's one segmentation, and "
+                f"sentencepiece_alpha={hparams.sentencepiece_alpha} segments the sentences "
+                "afresh: set one of them to 0")
+    return None
+
+
 def basic_params() -> HParams:
     """Training defaults: Adam with the Transformer's settings, no clipping."""
     return add_t2t_keys(HParams(
@@ -105,6 +120,7 @@ def basic_params() -> HParams:
         sentencepiece_alpha=between(0, 1, 0.0),
         sentencepiece_nbest_size=at_least(-1, 0),
         loss_normalizer=one_of(*LOSS_NORMALIZERS),
+        guided_alignment_weight=at_least(0, 0.0),
         optimizer=optimizer_range(),
         optimizer_adam_beta1=fraction(0.9),
         optimizer_adam_beta2=fraction(0.98),
@@ -138,4 +154,4 @@ def basic_params() -> HParams:
         learning_rate_decay_scheme=one_of(*DECAY_SCHEMES),
         dtype=one_of(*DTYPES),
         xla=False,
-    )).add_rule(_sampling_is_on)
+    )).add_rule(_sampling_is_on).add_rule(_alignments_keep_their_tokens)

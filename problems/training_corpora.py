@@ -9,6 +9,11 @@ text, is the usual case::
     --data_options='train=corpus/para,train2=corpus/bt,train2_tag=<BT>,
                     train_weight=1,train2_weight=1,dev=corpus/val,source_lang=en,target_lang=de'
 
+``trainN_alignments=FILE``: the corpus's word alignments, one Pharaoh line a pair
+(``0-0 1-2``, source word first, words as split on spaces; eflomal or fast_align
+write them), which guided alignment training reads (hparam
+``guided_alignment_weight``; ``t2t_lite/data/alignment_links.py``).
+
 ``trainN_weight`` (> 0, 1 by default) is the corpus's share of the training examples,
 whatever its length, as OpenNMT-tf's ``train_files_weights``: at 1 and 1 half of
 each batch's examples (on average) come from each corpus; a corpus is read again
@@ -43,6 +48,7 @@ class Corpus:
     name: str
     weight: float
     tag: str
+    alignments: str = ""  # its word alignments' Pharaoh file, for guided alignment
 
 
 def add_corpus_options(options: HParams) -> HParams:
@@ -50,7 +56,8 @@ def add_corpus_options(options: HParams) -> HParams:
     for name in CORPORA[1:]:
         options.extend(**{name + form: "" for form in _FORMS})
     for name in CORPORA:
-        options.extend(**{f"{name}_weight": positive(1.0), f"{name}_tag": ""})
+        options.extend(**{f"{name}_weight": positive(1.0), f"{name}_tag": "",
+                          f"{name}_alignments": ""})
     return options
 
 
@@ -64,17 +71,19 @@ def training_corpora(options: HParams) -> list[Corpus]:
     """The corpora given in ``options``, in order (``train`` alone for a problem that
     takes one)."""
     values = options.values()
-    return [Corpus(name, values.get(f"{name}_weight", 1.0), values.get(f"{name}_tag", ""))
+    return [Corpus(name, values.get(f"{name}_weight", 1.0), values.get(f"{name}_tag", ""),
+                   values.get(f"{name}_alignments", ""))
             for name in CORPORA if name == "train" or is_given(options, name)]
 
 
 def check_corpora(options: HParams) -> None:
-    """Refuses, in one line, a weight or tag of a corpus not given, a weight with one
+    """Refuses, in one line, a weight, tag or alignment file of a corpus not given, a weight with one
     corpus (it shares nothing out), and a tag that is not one token or is reserved."""
     given = {corpus.name for corpus in training_corpora(options)}
     values = options.values()
     for name in CORPORA:
-        changed = [key for key, unset in ((f"{name}_weight", 1.0), (f"{name}_tag", ""))
+        changed = [key for key, unset in ((f"{name}_weight", 1.0), (f"{name}_tag", ""),
+                                          (f"{name}_alignments", ""))
                    if values[key] != unset]
         if name not in given and changed:
             raise HParamsError(f"{data_options.SOURCE}: {', '.join(changed)}: no {name} "

@@ -41,14 +41,15 @@ from typing import Iterator
 
 from t2t_lite import registry
 from t2t_lite.data import data_options
+from t2t_lite.data.alignment_links import ALIGNMENTS, parse_pharaoh
 from t2t_lite.data.encoders import TextEncoder
 from t2t_lite.data.problem import SPLITS
 from t2t_lite.data.subword import DEFAULT_CHARACTER_COVERAGE, MODEL_TYPES, SubwordTextEncoder
 from t2t_lite.data.text_files import iter_utf8_lines
 from t2t_lite.data.tfrecords import CORPUS
 from t2t_lite.hparam import HParams, HParamsError, Range, at_least, off_or_above, one_of
-from t2t_lite.problems.training_corpora import (CORPORA, add_corpus_options, check_corpora,
-                                                tags, training_corpora)
+from t2t_lite.problems.training_corpora import (CORPORA, Corpus, add_corpus_options,
+                                                check_corpora, tags, training_corpora)
 from t2t_lite.problems.translate import SUBWORD_MODEL_SUFFIX, TranslateProblem, one_line
 
 SIDES = ("source", "target")
@@ -176,6 +177,10 @@ class FilesProblem(data_options.RecordedOptions, TranslateProblem):
         _resolve_vocabulary(options)
         if "train_weight" in options:  # a problem of several corpora
             check_corpora(options)
+            for corpus in training_corpora(options):
+                if corpus.alignments:
+                    key = f"{corpus.name}_alignments"
+                    setattr(options, key, _absolute(corpus.alignments, key))
             own_model, symbols = options.vocab_model or options.source_vocab_model, tags(options)
             if own_model and symbols:  # a tag it cannot hold: refused before any work
                 SubwordTextEncoder.adopt(own_model, symbols)
@@ -236,6 +241,39 @@ class FilesProblem(data_options.RecordedOptions, TranslateProblem):
             if self.has_split(options, split):
                 for _ in self.split_lines(options, split):
                     pass
+        if "train_weight" in options:
+            for corpus in training_corpora(options):
+                for _ in self.corpus_alignments(options, corpus):
+                    pass
+
+    def corpus_alignments(self, options: HParams, corpus: Corpus
+                          ) -> Iterator[list[tuple[int, int]]]:
+        """Each of ``corpus``'s pairs' word links (none without an alignment file),
+        checked: one line a pair, each link within its pair's words; errors name
+        FILE:LINE."""
+        pairs = self.split_lines(options, corpus.name)
+        if not corpus.alignments:
+            yield from ([] for _ in pairs)
+            return
+        number = 0
+        for number, line in enumerate(iter_utf8_lines(corpus.alignments, allow_tab=False), 1):
+            pair = next(pairs, None)
+            if pair is None:
+                raise ValueError(f"{corpus.alignments}:{number}: {corpus.name}'s corpus has "
+                                 f"{number - 1} pairs; its alignment file holds a line a pair")
+            try:
+                yield parse_pharaoh(line, len(pair[0].split()), len(pair[1].split()))
+            except ValueError as error:
+                raise ValueError(f"{corpus.alignments}:{number}: {error}") from None
+        if next(pairs, None) is not None:
+            raise ValueError(f"{corpus.alignments}:{number + 1}: the file ends at line "
+                             f"{number}, before {corpus.name}'s corpus does; it holds a line "
+                             "a pair")
+
+    def has_alignments(self, data_dir: str) -> bool:
+        options = self.options(data_dir)
+        return "train_weight" in options and any(
+            corpus.alignments for corpus in training_corpora(options))
 
     def parallel_texts(self, tmp_dir: str, subset: str) -> Iterator[dict[str, str]]:
         """``subset``'s pairs (train: every training corpus's, in order, untagged)."""
@@ -252,15 +290,20 @@ class FilesProblem(data_options.RecordedOptions, TranslateProblem):
         """The split's samples; a training corpus's sources begin with its tag, and
         with several corpora each sample says its corpus (``tfrecords.CORPUS``)."""
         corpora = training_corpora(self.current()) if split == "train" else []
-        if not any(corpus.tag for corpus in corpora) and len(corpora) < 2:
+        if not any(corpus.tag or corpus.alignments for corpus in corpora) and len(corpora) < 2:
             yield from super().generate_samples(data_dir, tmp_dir, split)
             return
+        aligned = any(corpus.alignments for corpus in corpora)
         for index, corpus in enumerate(corpora):
-            for source, target in self.split_lines(self.current(), corpus.name):
+            shift = len(corpus.tag.split())  # the tag is the sources' first word
+            for (source, target), links in zip(self.split_lines(self.current(), corpus.name),
+                                               self.corpus_alignments(self.current(), corpus)):
                 sample = {"inputs": one_line(f"{corpus.tag} {source}" if corpus.tag else source),
                           "targets": one_line(target)}
                 if len(corpora) > 1:
                     sample[CORPUS] = index
+                if aligned:
+                    sample[ALIGNMENTS] = [(i + shift, j) for i, j in links]
                 yield sample
 
     def corpus_weights(self, data_dir: str) -> list[float]:

@@ -97,6 +97,11 @@ CASES = [
          lambda ws: files_datagen(ws, f"train_source={ws.path('in.txt')},"
                                       f"train_target={ws.path('in.txt')},train_tag=</s>"),
          "--data_options: train_tag=</s>: a piece every vocabulary reserves"),
+    Case("an alignment file that is not Pharaoh", t2t_datagen.main,
+         lambda ws: files_datagen(ws, f"train_source={ws.path('in.txt')},"
+                                      f"train_target={ws.path('in.txt')},"
+                                      f"train_alignments={ws.path('in.txt')}"),
+         "is not a link SOURCE-TARGET of word indices (Pharaoh format"),
     Case("a weight of a corpus not given", t2t_datagen.main,
          lambda ws: files_datagen(ws, f"train_source={ws.path('in.txt')},"
                                       f"train_target={ws.path('in.txt')},train3_weight=2"),

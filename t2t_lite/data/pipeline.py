@@ -34,9 +34,14 @@ def bucket_upper_lengths(max_length: int, step: float = 1.1) -> list[int]:
     return uppers + [max_length]
 
 
+# The features a batch's size is counted in; others (an example's token links) ride along.
+_SIDES = ("inputs", "targets")
+
+
 def _example_length(example: dict[str, tf.Tensor]) -> tf.Tensor:
     """The longer side of an example, which is what a batch is padded to."""
-    return tf.reduce_max(tf.stack([tf.shape(ids)[0] for ids in example.values()]))
+    return tf.reduce_max(tf.stack([tf.shape(ids)[0] for key, ids in example.items()
+                                   if key in _SIDES]))
 
 
 def _positive_cuts(lengths: dict[str, int]) -> dict[str, int]:

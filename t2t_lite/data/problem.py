@@ -26,6 +26,7 @@ from t2t_lite import registry
 from t2t_lite.contracts.decode_constraint import DecodeConstraint
 from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.data import tfrecords
+from t2t_lite.data.alignment_links import ALIGNMENTS, token_links, word_indices
 from t2t_lite.data.augmentation import Augment, chained
 from t2t_lite.data.encoders import ByteTextEncoder, TextEncoder
 from t2t_lite.data.subword_sampling import sampled_encoders, subword_sampling
@@ -268,20 +269,27 @@ class Problem(abc.ABC):
         return paths
 
     def dataset(self, split: str, data_dir: str, shuffle_files: bool = False,
-                with_corpus: bool = False) -> tf.data.Dataset:
+                with_corpus: bool = False, with_alignments: bool = False) -> tf.data.Dataset:
         """Examples ``{"inputs": int32[None], "targets": int32[None]}``, each ending in EOS
-        (``with_corpus``: and ``tfrecords.CORPUS``, int32[1], its training corpus).
+        (``with_corpus``: and ``tfrecords.CORPUS``, int32[1], its training corpus;
+        ``with_alignments``: and ``ALIGNMENTS``, its token links, empty without any).
 
         The shards are checked first (``check_data``), so a corrupt one fails here, by name.
         """
         paths = self.check_data(split, data_dir)
-        keys = self.feature_keys + ((tfrecords.CORPUS,) if with_corpus else ())
+        keys = (self.feature_keys + ((tfrecords.CORPUS,) if with_corpus else ())
+                + ((ALIGNMENTS,) if with_alignments else ()))
         return tfrecords.read_shards(paths, keys, shuffle_files=shuffle_files)
 
     def corpus_weights(self, data_dir: str) -> list[float]:
         """Each training corpus's weight, when the train split holds several that
         training samples by weight (``tfrecords.CORPUS``); [] for one corpus."""
         return []
+
+    def has_alignments(self, data_dir: str) -> bool:
+        """Whether training examples hold word alignments' token links (``ALIGNMENTS``),
+        which guided alignment training reads; none by default."""
+        return False
 
 
 class Text2TextProblem(Problem):
@@ -341,6 +349,11 @@ class Text2TextProblem(Problem):
                        for key in self.feature_keys}
             if tfrecords.CORPUS in sample:  # an int: the sample's training corpus
                 encoded[tfrecords.CORPUS] = [sample[tfrecords.CORPUS]]
+            if ALIGNMENTS in sample:  # word links: made token links here
+                encoded[ALIGNMENTS] = token_links(
+                    word_indices(encoders["inputs"], encoded["inputs"][:-1]),
+                    word_indices(encoders["targets"], encoded["targets"][:-1]),
+                    sample[ALIGNMENTS])
             yield encoded
 
     def generate_data(self, data_dir: str, tmp_dir: str) -> None:

@@ -5,16 +5,16 @@ source word i, target word j, words as split on spaces), as fairseq's
 Each target token (its EOS left out) is aligned to the source token it attends to
 most (its EOS and padding left out), in the teacher-forced pass over the pair
 (``Seq2SeqModel.attention_weights``: query t is the prediction of target token t),
-at one decoder layer, its heads averaged; the token links become links between
+at one decoder layer, its heads averaged (a model trained with guided alignment:
+its supervised head alone); the token links become links between
 the words holding them. The search computes no weights, so aligning costs one
 more forward pass over the outputs. Which layer: ``DEFAULT_LAYER``, the
 penultimate, where Garg et al. (2019) found a Transformer's attention aligns best
 (the only one for a model of one layer, or an RNN's one attention).
 
-A token's word comes from the encoder's own decoding: the word count of the text
-its prefix decodes to. Any encoder (subword, token, byte) then splits words as
-its text does; a token that adds only a space (a lone ``▁``, a space byte) is in
-no word and aligns nothing.
+A token's word comes from the encoder's own decoding (``alignment_links.word_indices``):
+any encoder splits words as its text does; a token that adds only a space (a lone
+``▁``, a space byte) is in no word and aligns nothing.
 """
 from __future__ import annotations
 
@@ -24,24 +24,8 @@ import numpy as np
 import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import EOS_ID
+from t2t_lite.data.alignment_links import DEFAULT_LAYER, word_indices
 from t2t_lite.data.encoders import TextEncoder, trim_ids
-
-DEFAULT_LAYER = -2  # the penultimate decoder layer (clamped to the first)
-
-
-def word_indices(encoder: TextEncoder, ids: Sequence[int]) -> list[int]:
-    """The word (0-based, words of the decoded text split on spaces) each of ``ids``
-    (no EOS or PAD among them) belongs to; -1 for a token that only adds a space."""
-    indices, text = [], ""
-    for end in range(1, len(ids) + 1):
-        now = encoder.decode(ids[:end])
-        # A token that starts a word adds one to the count; one inside a word adds
-        # characters only; one that adds no character but a space is in no word.
-        grew = len(now.rstrip()) > len(text.rstrip())
-        indices.append(len(now.split()) - 1 if grew else -1)
-        text = now
-    return indices
-
 
 def word_links(weights: np.ndarray, source_words: list[int], target_words: list[int]
                ) -> set[tuple[int, int]]:
@@ -63,14 +47,15 @@ def pharaoh(links: set[tuple[int, int]]) -> str:
 
 class Aligner:
     """The word alignments of decoded pairs under ``model``'s cross-attention at
-    decoder ``layer`` (Python's indexing: -2 the penultimate), heads averaged."""
+    decoder ``layer`` (Python's indexing: -2 the penultimate), of ``head``, or its
+    heads averaged (None)."""
 
     def __init__(self, model: Any, source_encoder: TextEncoder, target_encoder: TextEncoder,
-                 layer: int = DEFAULT_LAYER):
+                 layer: int = DEFAULT_LAYER, head: int | None = None):
         if not hasattr(model, "attention_weights"):
             raise ValueError(f"{type(model).__name__} has no attention weights to align "
                              "words with (an ensemble aligns nothing: decode with one model)")
-        self.model, self.layer = model, layer
+        self.model, self.layer, self.head = model, layer, head
         self.source_encoder, self.target_encoder = source_encoder, target_encoder
         spec = tf.TensorSpec([None, None], tf.int32)
         self._weights = tf.function(self._cross_attention, input_signature=[spec, spec],
@@ -81,7 +66,8 @@ class Aligner:
         layers = weights["encoder_decoder"]  # [B, layers, heads, T, S]
         layer = tf.maximum(tf.shape(layers)[1] + self.layer, 0) if self.layer < 0 \
             else tf.minimum(self.layer, tf.shape(layers)[1] - 1)
-        return tf.reduce_mean(tf.gather(layers, layer, axis=1), axis=1)
+        heads = tf.gather(layers, layer, axis=1)  # [B, heads, T, S]
+        return tf.reduce_mean(heads, axis=1) if self.head is None else heads[:, self.head]
 
     def __call__(self, inputs: np.ndarray, outputs: Sequence[Sequence[int]]) -> list[str]:
         """The Pharaoh alignment of each row of ``inputs`` (int [B, S]: ids, EOS, PAD)

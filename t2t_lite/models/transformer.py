@@ -185,6 +185,18 @@ class Transformer(Seq2SeqModel):
                 attention.append(weights)
         return self._logits(x)
 
+    def logits_and_cross_attention(self, features: dict[str, tf.Tensor], training: bool,
+                                   layer: int) -> tuple[tf.Tensor, tf.Tensor]:
+        """``call``'s logits and decoder ``layer``'s (Python's indexing, clamped to the
+        stack) weights over the encoder output, [B, heads, T, S], from one pass: what
+        guided alignment training supervises."""
+        attention: list[dict] = []
+        logits = self._teacher_forced(features, training, attention)
+        layers = [weights["encoder_decoder"] for weights in attention
+                  if "encoder_decoder" in weights]
+        index = max(len(layers) + layer, 0) if layer < 0 else min(layer, len(layers) - 1)
+        return logits, layers[index]
+
     def attention_weights(self, features: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         """{"encoder_self": [B, layers, heads, S, S], "decoder_self": [.., T, T],
         "encoder_decoder": [.., T, S]}, from one teacher-forced pass."""

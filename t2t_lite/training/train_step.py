@@ -1,7 +1,8 @@
 """One optimizer step of the trainer.
 
 A step sees ``gradient_accumulation_steps`` batches per replica. The loss is the
-label-smoothed cross-entropy summed over non-padding target tokens and divided by
+label-smoothed cross-entropy summed over non-padding target tokens (plus, under
+guided_alignment_weight, the alignment loss: guided_alignment.py) and divided by
 their global count (all replicas, all accumulated batches), or by the global
 count of sentences (hparam loss_normalizer), so the update is the same whatever
 the number of replicas. tensor2tensor's weight decay (hparam weight_decay) adds
@@ -21,6 +22,7 @@ import tensorflow as tf
 
 from t2t_lite.contracts.reserved_ids import PAD_ID
 from t2t_lite.hparam import HParams
+from t2t_lite.training.guided_alignment import guided_logits_and_loss
 from t2t_lite.training.losses import smoothed_cross_entropy
 from t2t_lite.training.moving_average import MovingAverage
 
@@ -72,9 +74,14 @@ class TrainStep:
         loss_sum = target_tokens = input_tokens = sentences = 0.0
         for batch in batches:
             with tf.GradientTape() as tape:
-                logits = self.model(batch, training=True)
+                weight = self.hparams.guided_alignment_weight
+                if weight:
+                    logits, guided_loss = guided_logits_and_loss(self.model, batch, weight)
+                else:
+                    logits, guided_loss = self.model(batch, training=True), 0.0
                 batch_loss, batch_tokens = smoothed_cross_entropy(
                     logits, batch["targets"], self.hparams.label_smoothing)
+                batch_loss += guided_loss
                 scaled_loss = (self.optimizer.scale_loss(batch_loss) if self.loss_scaling
                                else batch_loss)
             grads = tape.gradient(scaled_loss, variables)

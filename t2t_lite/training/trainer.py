@@ -32,6 +32,7 @@ from t2t_lite.training.optimizers import make_optimizer
 from t2t_lite.training.resume_check import check_resumed_data, check_resumed_hparams
 from t2t_lite.training.output_lock import OutputDirLock
 from t2t_lite.training.run_checkpoints import RunCheckpoints
+from t2t_lite.training.guided_alignment import check_guided_alignment
 from t2t_lite.training.train_step import TrainStep
 from t2t_lite.training.train_options import DevScorer, TrainOptions
 
@@ -66,6 +67,8 @@ class Trainer:
                 {path: v for path, v in model_variables(self.model).items() if v.trainable},
                 self.hparams.moving_average_decay) if self.hparams.moving_average_decay
                 else None)
+        check_guided_alignment(self.hparams, self.model, experiment.problem,
+                               experiment.data_dir)
         self.model.training_step = lambda: self.optimizer.iterations
         self.train_step = TrainStep(self.model, self.optimizer, self.hparams, self.strategy,
                                     self.moving_average)
@@ -142,8 +145,9 @@ class Trainer:
     def _batches(self, split: str, training: bool) -> tf.data.Dataset:
         problem, data_dir = self.experiment.problem, self.experiment.data_dir
         weights = problem.corpus_weights(data_dir) if training else []
-        dataset = problem.dataset(split, data_dir, shuffle_files=training,
-                                  with_corpus=bool(weights))
+        dataset = problem.dataset(
+            split, data_dir, shuffle_files=training, with_corpus=bool(weights),
+            with_alignments=training and bool(self.hparams.guided_alignment_weight))
         tokens = self.hparams.batch_size * self.strategy.num_replicas_in_sync
         # A run resumed without an input state (RunCheckpoints) is seeded by its
         # step too, so that it does not replay the data order of the run's start.
