@@ -20,6 +20,9 @@ gold::
     python benchmarks/guided_alignment.py score --output_dir=runs/plain \\
         --gold=GOLD_DEV,GOLD_TEST
 
+``heads``: the same for each decoder layer, its heads averaged and each head alone
+(the Aligner in process), which shows where a model's attention aligns best.
+
 A gold set is a folder of ``source.txt``, ``target.txt`` (one sentence a line,
 words split on spaces) and ``gold.txt`` (``i-j`` sure, ``i?j`` possible links,
 0-based, source word first), read in place. AER (Och and Ney 2003) is
@@ -119,6 +122,38 @@ def score(args: argparse.Namespace) -> dict:
     return {"output_dir": args.output_dir, "aer_percent": report}
 
 
+def heads(args: argparse.Namespace) -> dict:
+    import numpy as np
+
+    from t2t_lite.builtins import load_builtins
+    from t2t_lite.contracts.reserved_ids import EOS_ID
+    from t2t_lite.decoding.word_alignment import Aligner
+    from t2t_lite.experiment import resolve
+    from t2t_lite.training.checkpoints import restore_model
+    load_builtins()
+    experiment = resolve(None, None, None, "", None, args.output_dir, must_exist=True)
+    model = experiment.build_model()
+    restore_model(model, args.output_dir)
+    encoders = experiment.problem.feature_encoders(experiment.data_dir)
+    sources, targets, sure, possible = read_gold(args.gold)
+    report = {}
+    for layer in range(model.hparams.num_decoder_layers):
+        for head in [None, *range(model.hparams.num_heads)]:
+            aligner = Aligner(model, encoders["inputs"], encoders["targets"], layer, head)
+            found = []
+            for start in range(0, len(sources), 32):
+                rows = [encoders["inputs"].encode(s) + [EOS_ID]
+                        for s in sources[start:start + 32]]
+                inputs = np.zeros((len(rows), max(map(len, rows))), np.int32)
+                for row, ids in enumerate(rows):
+                    inputs[row, :len(ids)] = ids
+                outputs = [encoders["targets"].encode(t) for t in targets[start:start + 32]]
+                found += [parse_pharaoh(line) for line in aligner(inputs, outputs)]
+            name = f"layer {layer}, {'heads averaged' if head is None else f'head {head}'}"
+            report[name] = round(100 * aer(found, sure, possible), 2)
+    return {"output_dir": args.output_dir, "aer_percent": report}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     steps = parser.add_subparsers(dest="step", required=True)
@@ -130,8 +165,11 @@ def main() -> int:
     scorer = steps.add_parser("score")
     scorer.add_argument("--output_dir", required=True)
     scorer.add_argument("--gold", required=True)
+    by_head = steps.add_parser("heads")
+    by_head.add_argument("--output_dir", required=True)
+    by_head.add_argument("--gold", required=True, help="one gold set folder")
     args = parser.parse_args()
-    print(json.dumps(align(args) if args.step == "align" else score(args), indent=1))
+    print(json.dumps({"align": align, "score": score, "heads": heads}[args.step](args), indent=1))
     return 0
 
 
