@@ -31,7 +31,7 @@ HPARAM_KEYS = ["hidden_size", "num_heads", "filter_size", "num_hidden_layers",
                "gradient_accumulation_steps", "length_bucket_step", "self_attention_type",
                "max_relative_position", "position_embedding", "learning_rate_schedule",
                "moving_average_decay", "sentencepiece_alpha", "sentencepiece_nbest_size",
-               "nope"]
+               "guided_alignment_weight", "nope"]
 DECODE_KEYS = ["beam_size", "alpha", "extra_length", "batch_size", "batch_type",
                "read_window_lines", "return_beams",
                "write_beam_scores", "max_input_length", "length_bucket", "stop_rule", "beams",
@@ -93,6 +93,8 @@ DATA_OPTIONS = ["", "vocab_size=3", "vocab_size=0", "nope=1", "train_pairs=files
                 "train_pairs=files/pairs.tsv,train2_pairs=files/pairs.tsv,train2_tag=<BT>,"
                 "train2_weight=3,dev_pairs=files/pairs.tsv,vocab_size=300",
                 "train_pairs=files/pairs.tsv,train2_weight=nan,train3_tag=<unk>",
+                "train_pairs=files/pairs.tsv,train_alignments=files/in.txt,"
+                "dev_pairs=files/pairs.tsv,vocab_size=300",
                 f"{TREES},closers=labelled", f"{TREES},linearization=xx,closers=labelled",
                 f"{TREES},closers=nope", "train=files/in.txt,dev=files/gold.trees"]
 FILES_PROBLEMS = ("translate_files", "parsing_files")  # the problems data options are for
