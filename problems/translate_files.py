@@ -243,8 +243,9 @@ class FilesProblem(data_options.RecordedOptions, TranslateProblem):
                     pass
         if "train_weight" in options:
             for corpus in training_corpora(options):
-                for _ in self.corpus_alignments(options, corpus):
-                    pass
+                if corpus.alignments:  # read beside its corpus, once more
+                    for _ in self.corpus_alignments(options, corpus):
+                        pass
 
     def corpus_alignments(self, options: HParams, corpus: Corpus
                           ) -> Iterator[list[tuple[int, int]]]:
