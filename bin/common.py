@@ -252,6 +252,22 @@ def add_data_options_flag(parser: argparse.ArgumentParser) -> None:
              "recorded in --data_dir for every later command (README: 'Your own data')")
 
 
+def add_encode_processes_flag(parser: argparse.ArgumentParser) -> None:
+    """--num_concurrent_processes, for the commands that write a problem's data."""
+    parser.add_argument(
+        "--num_concurrent_processes", type=at_least(1), default=None,
+        help="(tensor2tensor) processes that encode the samples of a large split, in order "
+             "(default: the CPUs this command may use, at most 8; 1: this process alone)")
+
+
+def generated_problem(name: str, args: argparse.Namespace):
+    """The problem ``name`` (the registry's), set to encode with ``args``' processes."""
+    from t2t_lite import registry
+    problem = registry.problems[name]()
+    problem.encode_processes = args.num_concurrent_processes
+    return problem
+
+
 def add_raw_weights_flag(parser: argparse.ArgumentParser) -> None:
     """--raw_weights, for the commands that read a trained run's weights."""
     parser.add_argument("--raw_weights", action="store_true",

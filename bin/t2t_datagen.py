@@ -19,6 +19,7 @@ def parser() -> argparse.ArgumentParser:
                         "for t2t-decoder --decode_from_file / --decode_reference")
     p.add_argument("--eval_split", default="test", help="split (or named test set) to write")
     common.add_data_options_flag(p)
+    common.add_encode_processes_flag(p)
     p.acts_only("--eval_split", "with --eval_files_dir", lambda args: bool(args.eval_files_dir))
     common.add_usr_dir_flags(p)
     return p
@@ -28,7 +29,7 @@ def generate(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
     if common.load_registrations(args):
         return 0
-    from t2t_lite import output_paths, registry
+    from t2t_lite import output_paths
     from t2t_lite.data import data_options, text_files
     for flag in ("problem", "data_dir"):
         if not getattr(args, flag):
@@ -37,7 +38,7 @@ def generate(argv: Sequence[str] | None) -> int:
     for flag in ("data_dir", "tmp_dir", "eval_files_dir"):
         if getattr(args, flag):
             setattr(args, flag, paths.shared_folder(f"--{flag}", getattr(args, flag)))
-    problem = registry.problems[args.problem]()
+    problem = common.generated_problem(args.problem, args)
     tmp_dir = args.tmp_dir or args.data_dir
     options = data_options.prepare(problem, args.data_dir, args.data_options, tmp_dir)
     eval_paths = ([os.path.join(args.eval_files_dir, name)

@@ -24,6 +24,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--generate_data", action="store_true",
                    help="write the problem's vocabulary and shards first (skips done work)")
     common.add_data_options_flag(p)
+    common.add_encode_processes_flag(p)
     p.add_argument("--train_steps", type=common.at_least(1), default=250000)
     p.add_argument("--train_minutes", type=common.non_negative_float, default=0.0,
                    help="stop after this many minutes of training in all the run's "
@@ -112,7 +113,7 @@ def _declare_when_flags_act(p: common.CommandParser) -> None:
                 lambda args: args.schedule != "train")
     for flag in ("--decode_eval_every_steps", "--export_saved_model", "--warm_start_from"):
         p.acts_only(flag, "when --schedule trains (not --schedule=evaluate)", trains)
-    for flag in ("--tmp_dir", "--data_options"):
+    for flag in ("--tmp_dir", "--data_options", "--num_concurrent_processes"):
         p.acts_only(flag, "with --generate_data (later commands read the data options "
                     "recorded in --data_dir)", lambda args: args.generate_data)
     p.acts_only("--best_checkpoint_metric", "when --schedule trains (not --schedule=evaluate)",
@@ -222,7 +223,7 @@ def train(argv: Sequence[str] | None) -> int:
                 setattr(args, flag, paths.shared_folder(f"--{flag}", getattr(args, flag)))
         paths.run_folder("--output_dir", args.output_dir)
         from t2t_lite.data import data_options
-        problem = registry.problems[args.problem]()
+        problem = common.generated_problem(args.problem, args)
         tmp_dir = args.tmp_dir or args.data_dir
         common.generate_data(problem, args.data_dir, tmp_dir, data_options.prepare(
             problem, args.data_dir, args.data_options, tmp_dir))

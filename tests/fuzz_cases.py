@@ -236,7 +236,8 @@ COMMANDS = [
         # Fewer folders than FOLDERS, so that a user's folder is drawn often.
         "--eval_files_dir": ["new_dir", "user_folder", "run", "data", "files/notes.txt", ""],
         "--problem": ["tiny_reverse_binary", *FILES_PROBLEMS, "nope", ""],
-        "--eval_split": ["dev", "val", ""], "--data_options": DATA_OPTIONS},
+        "--eval_split": ["dev", "val", ""], "--data_options": DATA_OPTIONS,
+        "--num_concurrent_processes": ["1", "2", "0", "-1", "x", ""]},
         ["--problem=tiny_reverse_binary", f"--t2t_usr_dir={USR_DIR}", "--data_dir={data}",
          "--eval_files_dir={new_dir}"],
         lambda drawn: [], 20, adds_to=datagen_folders),

@@ -13,19 +13,21 @@ and, when bytes are not the right vocabulary, overrides ``build_vocab`` and
 from __future__ import annotations
 
 import abc
+import contextlib
+import functools
 import hashlib
 import json
 import logging
 import os
 import shlex
-from typing import Iterator
+from typing import Any, Iterator
 
 import tensorflow as tf
 
 from t2t_lite import registry
 from t2t_lite.contracts.decode_constraint import DecodeConstraint
 from t2t_lite.contracts.reserved_ids import EOS_ID
-from t2t_lite.data import tfrecords
+from t2t_lite.data import parallel_encoding, tfrecords
 from t2t_lite.data.alignment_links import ALIGNMENTS, token_links, word_indices
 from t2t_lite.data.augmentation import Augment, chained
 from t2t_lite.data.encoders import ByteTextEncoder, TextEncoder
@@ -53,6 +55,9 @@ class Problem(abc.ABC):
     # How decodes are scored: a metric registered by name (t2t_lite/metrics/scoring.py),
     # called with eval_metric_options(). Named, so that data/ imports no metric.
     eval_metric: str = "bleu"
+    # Processes that encode a large split (t2t-datagen --num_concurrent_processes):
+    # None, the CPUs this process may use (at most 8); 1, this process alone.
+    encode_processes: int | None = None
 
     @property
     def name(self) -> str:
@@ -338,23 +343,30 @@ class Text2TextProblem(Problem):
         writes those given)."""
         return SPLITS
 
-    def _encoded_samples(self, data_dir: str, tmp_dir: str, split: str,
-                         encoders: dict[str, TextEncoder]) -> Iterator[dict[str, list[int]]]:
+    def _checked_samples(self, data_dir: str, tmp_dir: str,
+                         split: str) -> Iterator[dict[str, Any]]:
+        """``generate_samples``, each refused when a feature is missing."""
         for sample in self.generate_samples(data_dir, tmp_dir, split):
             missing = [key for key in self.feature_keys if key not in sample]
             if missing:
                 raise KeyError(f"{type(self).__name__}.generate_samples yielded a sample "
                                f"without {missing}: {sample!r}")
-            encoded = {key: encoders[key].encode(sample[key]) + [EOS_ID]
-                       for key in self.feature_keys}
-            if tfrecords.CORPUS in sample:  # an int: the sample's training corpus
-                encoded[tfrecords.CORPUS] = [sample[tfrecords.CORPUS]]
-            if ALIGNMENTS in sample:  # word links: made token links here
-                encoded[ALIGNMENTS] = token_links(
-                    word_indices(encoders["inputs"], encoded["inputs"][:-1]),
-                    word_indices(encoders["targets"], encoded["targets"][:-1]),
-                    sample[ALIGNMENTS])
-            yield encoded
+            yield sample
+
+    def _encode_sample(self, encoders: dict[str, TextEncoder],
+                       sample: dict[str, Any]) -> bytes:
+        """One sample's record: its features' ids with EOS (in a worker process of
+        ``parallel_encoding`` on a large split)."""
+        encoded = {key: encoders[key].encode(sample[key]) + [EOS_ID]
+                   for key in self.feature_keys}
+        if tfrecords.CORPUS in sample:  # an int: the sample's training corpus
+            encoded[tfrecords.CORPUS] = [sample[tfrecords.CORPUS]]
+        if ALIGNMENTS in sample:  # word links: made token links here
+            encoded[ALIGNMENTS] = token_links(
+                word_indices(encoders["inputs"], encoded["inputs"][:-1]),
+                word_indices(encoders["targets"], encoded["targets"][:-1]),
+                sample[ALIGNMENTS])
+        return tfrecords.serialize(encoded)
 
     def generate_data(self, data_dir: str, tmp_dir: str) -> None:
         os.makedirs(data_dir, exist_ok=True)
@@ -369,5 +381,8 @@ class Text2TextProblem(Problem):
                 continue
             self.record_shards_vocabulary(data_dir)
             logger.info("%s: generating %s data into %d shards", self.name, split, len(paths))
-            tfrecords.write_shards(self._encoded_samples(data_dir, tmp_dir, split, encoders),
-                                   paths)
+            records = parallel_encoding.encoded_records(
+                self._checked_samples(data_dir, tmp_dir, split),
+                functools.partial(self._encode_sample, encoders), self.encode_processes)
+            with contextlib.closing(records):  # its workers stop with an error too
+                tfrecords.write_records(records, paths)

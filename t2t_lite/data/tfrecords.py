@@ -49,7 +49,8 @@ def shard_pattern(data_dir: str, name: str, split: str, num_shards: int) -> str:
     return os.path.join(data_dir, f"{name}-{split}-?????-of-{num_shards:05d}")
 
 
-def _serialize(example: Mapping[str, Sequence[int]]) -> bytes:
+def serialize(example: Mapping[str, Sequence[int]]) -> bytes:
+    """One example as the bytes of a record."""
     features = {key: tf.train.Feature(int64_list=tf.train.Int64List(value=list(ids)))
                 for key, ids in example.items()}
     return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString(
@@ -57,7 +58,13 @@ def _serialize(example: Mapping[str, Sequence[int]]) -> bytes:
 
 
 def write_shards(examples: Iterable[Mapping[str, Sequence[int]]], paths: Sequence[str]) -> int:
-    """Writes ``examples`` round robin to ``paths`` and returns how many were written.
+    """Writes ``examples`` round robin to ``paths`` and returns how many were written."""
+    return write_records(map(serialize, examples), paths)
+
+
+def write_records(records: Iterable[bytes], paths: Sequence[str]) -> int:
+    """Writes ``records`` (``serialize``'s) round robin to ``paths`` and returns how
+    many were written.
 
     Shards are written under temporary names and renamed only once all examples
     are written, so an interrupted run never leaves a shard that looks complete.
@@ -69,9 +76,9 @@ def write_shards(examples: Iterable[Mapping[str, Sequence[int]]], paths: Sequenc
     try:
         for path in temp_paths:  # inside: a signal among the openings leaves none behind
             writers.append(tf.io.TFRecordWriter(path))
-        for count, example in enumerate(progress(examples, f"writing {label}", unit="examples"),
-                                        start=1):
-            writers[(count - 1) % len(writers)].write(_serialize(example))
+        for count, record in enumerate(progress(records, f"writing {label}", unit="examples"),
+                                       start=1):
+            writers[(count - 1) % len(writers)].write(record)
         for writer in writers:  # a full disk may show only as the last bytes are flushed
             writer.close()
     except BaseException:
