@@ -12,8 +12,10 @@ batch_size=N`` (a variant adds an ``--hparams`` override or, as decode:KEY=VALUE
 decode hparam); CTranslate2's loads the run's export (``t2t-exporter
 --format=ctranslate2``, made once into a temporary folder unless --ct2_dir names
 one) and the run's sentencepiece vocabulary, and translates the file with
-``translate_batch(max_batch_size=N, beam_size=B)`` (its defaults otherwise: length
-penalty 1, batches sorted by length). "whole" is the process's wall time
+``translate_batch(beam_size=B, max_decoding_length=...)`` on the batches t2t-decoder
+makes (lines sorted by length, N a batch), each limited as t2t-decoder limits it (its
+longest input with EOS plus ``--extra_length``; its defaults otherwise: length
+penalty 1). "whole" is the process's wall time
 (imports, loading, tracing, writing), "CPU" its user + system seconds, "decode"
 what the process reports for the file alone (t2t-decoder's "decoded ... in S s",
 which includes the search's first trace). The routes run one after the other in
@@ -90,14 +92,27 @@ def ct2_worker(args: argparse.Namespace) -> None:
         seconds = []
         for line in lines:
             begun = time.perf_counter()
-            translator.translate_batch([pieces.encode(line, out_type=str)],
-                                       beam_size=args.beam)
+            line_tokens = pieces.encode(line, out_type=str)
+            translator.translate_batch([line_tokens], beam_size=args.beam,
+                                       max_decoding_length=len(line_tokens) + 1
+                                       + args.extra_length)
             seconds.append(time.perf_counter() - begun)
         print(json.dumps(_percentiles(seconds[1:])))
         return
-    results = translator.translate_batch([pieces.encode(line, out_type=str) for line in lines],
-                                         max_batch_size=args.batch_size, beam_size=args.beam)
-    outputs = [pieces.decode(result.hypotheses[0]) for result in results]
+    # Batches as t2t-decoder makes them (lines sorted by length, batch_size a batch),
+    # each with t2t-decoder's length limit: its longest input, EOS included, plus
+    # extra_length (CTranslate2's own default, 256 tokens, lets a weak model run on).
+    tokens = [pieces.encode(line, out_type=str) for line in lines]
+    order = sorted(range(len(tokens)), key=lambda i: len(tokens[i]))
+    outputs = [""] * len(lines)
+    for start in range(0, len(order), args.batch_size):
+        batch = order[start:start + args.batch_size]
+        longest = max(len(tokens[i]) for i in batch) + 1
+        results = translator.translate_batch(
+            [tokens[i] for i in batch], beam_size=args.beam,
+            max_decoding_length=longest + args.extra_length)
+        for i, result in zip(batch, results):
+            outputs[i] = pieces.decode(result.hypotheses[0])
     seconds = time.perf_counter() - started
     with open(args.to_file, "w", encoding="utf-8") as f:
         f.write("".join(line + "\n" for line in outputs))
@@ -141,6 +156,8 @@ def main() -> None:
     p.add_argument("--beams", default="4,1", help="beam sizes (1: greedy)")
     p.add_argument("--alpha", type=float, default=0.6)
     p.add_argument("--batch_size", type=common.at_least(1), default=64)
+    p.add_argument("--extra_length", type=common.at_least(0), default=50,
+                   help="both routes' length limit: a batch's longest input plus this")
     p.add_argument("--decode_hparams", default="",
                    help="more of our decode hparams, e.g. stop_rule=beam_finished")
     p.add_argument("--variants", default="float32",
@@ -180,7 +197,8 @@ def measure(args: argparse.Namespace, scratch: str) -> None:
     rows: dict[tuple, list] = {}
     for repeat in range(args.repeats):
         for beam in map(int, args.beams.split(",")):
-            settings = f"beam_size={beam},alpha={args.alpha},batch_size={args.batch_size}"
+            settings = (f"beam_size={beam},alpha={args.alpha},batch_size={args.batch_size},"
+                        f"extra_length={args.extra_length}")
             settings += f",{args.decode_hparams}" if args.decode_hparams else ""
             routes = [f"CTranslate2 {c}" for c in compute_types] + variants
             for number, route in enumerate(routes):
@@ -189,7 +207,8 @@ def measure(args: argparse.Namespace, scratch: str) -> None:
                     command = [sys.executable, HERE, "--worker=ct2", f"--ct2_dir={ct2_dir}",
                                f"--vocabulary={vocabulary}", f"--source={args.source}",
                                f"--compute_type={route.split()[1]}", f"--beam={beam}",
-                               f"--batch_size={args.batch_size}", f"--to_file={to_file}"]
+                               f"--batch_size={args.batch_size}", f"--to_file={to_file}",
+                               f"--extra_length={args.extra_length}"]
                 else:
                     command = [os.path.join(BIN, "t2t-decoder"),
                                f"--output_dir={args.output_dir}",
