@@ -370,7 +370,7 @@ def test_every_model_trains_a_step_and_decodes_under_a_mixed_dtype(dtype, name, 
         assert all(v.dtype == tf.float32 for v in model.trainable_variables)
         assert any(not np.array_equal(b, v.numpy())
                    for b, v in zip(before, model.trainable_variables))
-        if name != "transformer":  # test_transformer.py checks its steps
+        if name != "transformer":  # test_transformer_decoding.py checks its steps
             forced = model(features).numpy()
             np.testing.assert_allclose(incremental_logits(model, INPUTS, TARGETS), forced,
                                        atol=0.05 * np.abs(forced).max())
