@@ -29,6 +29,7 @@ CASES = [
     (t2t_trainer.parser, ["--best_checkpoint_metric=loss"], "--patience=3", []),
     (t2t_trainer.parser, ["--eval_early_stopping_steps=100"], "--min_improvement=0.1", []),
     (t2t_trainer.parser, ["--generate_data"], "--data_options=vocab_size=8000", []),
+    (t2t_trainer.parser, ["--generate_data"], "--num_concurrent_processes=2", []),
     (t2t_decoder.parser, ["--decode_from_file=in.txt"], "--decode_to_file=out.txt",
      ["--decode_interactive"]),
     (t2t_decoder.parser, ["--score_file=pairs.tsv"], "--decode_to_file=out.txt", []),

@@ -17,8 +17,8 @@ def test_workers_return_every_record_in_order(monkeypatch):
     records = list(parallel_encoding.encoded_records(range(100), _tagged, processes=2))
     assert [int(r.split(b":")[0]) for r in records] == list(range(100))
     pids = {r.split(b":")[1] for r in records}
-    assert str(os.getpid()).encode() not in pids  # encoded by the workers
-    assert len(pids) == 2
+    # Encoded by the workers (on a busy machine one of the two may take every chunk).
+    assert str(os.getpid()).encode() not in pids and 1 <= len(pids) <= 2
 
 
 def test_input_under_one_chunk_is_encoded_here(monkeypatch):
