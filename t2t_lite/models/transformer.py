@@ -31,7 +31,8 @@ from t2t_lite.registry import register_model
 # beam 4, 256 tokens, 2-core Intel Xeon: peak 2,187 MB, blocks of 32 steps 2,010).
 # Blocks of 8 cost 1% more memory than 32 and attend over at most 7 masked steps:
 # a 20-token sentence attends over 24 steps, not 32 (on an AVX2 CPU a step's
-# batched products over 160 entries took 3.4x those over 80: docs/SPEED.md).
+# batched products over 160 entries took 3.4x those over 80: git show
+# 5b76ac0:docs/SPEED.md).
 ATTENDED_STEP_BLOCK = 8
 
 
