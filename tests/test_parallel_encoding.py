@@ -122,3 +122,40 @@ def _alive(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"  # a zombie has ended
     except FileNotFoundError:
         return False
+
+
+def test_an_interrupted_first_datagen_keeps_its_vocabulary_and_goes_on(tmp_path, monkeypatch):
+    """Ctrl-C while a split is written, in the call that recorded the options: the
+    vocabulary and the record stay (as the interrupt's line says), the shard being
+    written goes, and the same command again writes what the uninterrupted one does."""
+    from t2t_lite.data import data_options, problem as problem_lib
+    monkeypatch.setattr(parallel_encoding, "CHUNK_SAMPLES", 16)
+    lines = [f"word{i % 41} thing{i % 17} item{i % 13}" for i in range(120)]
+    for name in ("train", "dev"):
+        (tmp_path / f"{name}.en").write_text("".join(line + "\n" for line in lines))
+        (tmp_path / f"{name}.de").write_text("".join(line.upper() + "\n" for line in lines))
+    text = (f"train={tmp_path}/train,dev={tmp_path}/dev,source_lang=en,target_lang=de,"
+            "vocab_size=300")
+    data_dir = str(tmp_path / "data")
+    checked = problem_lib.Text2TextProblem._checked_samples
+
+    def interrupted_in_train(self, data_dir, tmp_dir, split):
+        for index, sample in enumerate(checked(self, data_dir, tmp_dir, split)):
+            if split == "train" and index == 50:
+                raise KeyboardInterrupt
+            yield sample
+    monkeypatch.setattr(problem_lib.Text2TextProblem, "_checked_samples", interrupted_in_train)
+    problem = problems["translate_files"]()
+    with pytest.raises(KeyboardInterrupt):
+        data_options.generate(problem, data_dir, data_dir,
+                              data_options.prepare(problem, data_dir, text, data_dir))
+    kept = sorted(os.listdir(data_dir))
+    assert "vocab.translate_files.model" in kept and "translate_files.data_options.json" in kept
+    assert not [name for name in kept if "-train-" in name]
+    monkeypatch.setattr(problem_lib.Text2TextProblem, "_checked_samples", checked)
+    vocabulary = open(f"{data_dir}/vocab.translate_files.model", "rb").read()
+    problem = problems["translate_files"]()
+    data_options.generate(problem, data_dir, data_dir,
+                          data_options.prepare(problem, data_dir, text, data_dir))
+    assert open(f"{data_dir}/vocab.translate_files.model", "rb").read() == vocabulary
+    assert len(glob.glob(f"{data_dir}/*-train-*-of-*")) == 10

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 import os
+
+from t2t_lite import interrupts
 from t2t_lite.data.problem import SPLITS, Problem
 from t2t_lite.hparam import HParams, HParamsError
 
@@ -122,14 +124,16 @@ def generate(problem: Problem, data_dir: str, tmp_dir: str,
     """Records ``options`` (``prepare``'s), then runs ``problem.generate_data``. When
     this call recorded them and generation fails (sentencepiece refuses the vocabulary
     size ...), the files of the problem it wrote are removed with the record: nothing
-    is left that a corrected rerun would have to match or would silently keep."""
+    is left that a corrected rerun would have to match or would silently keep. An
+    interrupt (Ctrl-C, SIGTERM) keeps them: the same command goes on from the files
+    written whole (the vocabulary, a split's shards), as after a kill."""
     before = set(os.listdir(data_dir)) if os.path.isdir(data_dir) else set()
     if options is not None:
         write_record(problem, data_dir, options)
     try:
         problem.generate_data(data_dir, tmp_dir)
-    except BaseException:
-        if options is not None:
+    except BaseException as error:
+        if options is not None and not interrupts.interrupted(error):
             for name in set(os.listdir(data_dir)) - before:
                 if problem.name in name and os.path.isfile(os.path.join(data_dir, name)):
                     os.remove(os.path.join(data_dir, name))
