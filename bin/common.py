@@ -8,9 +8,12 @@ import logging
 import math
 import os
 import sys
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from t2t_lite import disk_space, interrupts
+
+if TYPE_CHECKING:  # not at run time: the problem module starts TensorFlow
+    from t2t_lite.data.problem import Problem
 
 # Errors that bad input produces: printed as one line, exit status 2.
 USER_ERRORS = (KeyError, ValueError, OSError, UnicodeDecodeError)
@@ -260,7 +263,7 @@ def add_encode_processes_flag(parser: argparse.ArgumentParser) -> None:
              "(default: the CPUs this command may use, at most 8; 1: this process alone)")
 
 
-def generated_problem(name: str, args: argparse.Namespace):
+def generated_problem(name: str, args: argparse.Namespace) -> Problem:
     """The problem ``name`` (the registry's), set to encode with ``args``' processes."""
     from t2t_lite import registry
     problem = registry.problems[name]()
