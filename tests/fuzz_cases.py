@@ -199,7 +199,7 @@ COMMANDS = [
         "--train_steps": INTS, "--eval_every_steps": INTS, "--save_checkpoints_steps": INTS,
         "--keep_checkpoint_max": INTS, "--train_minutes": FLOATS, "--log_every_steps": INTS,
         "--eval_batches": INTS, "--save_checkpoints_minutes": FLOATS, "--seed": INTS,
-        "--model": MODELS, "--hparams_set": SETS, "--warm_start_from": WARM_STARTS,
+        "--num_concurrent_processes": ["2", "0", ""], "--model": MODELS, "--hparams_set": SETS, "--warm_start_from": WARM_STARTS,
         "--schedule": ["train", "evaluate", "continuous_train_and_eval", "nope", ""],
         "--best_checkpoint_metric": ["loss", "sequence_accuracy", "bleu", "ter", "evalb", "nope",
                                  ""],
