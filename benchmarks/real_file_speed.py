@@ -8,8 +8,8 @@
 
 Each route is a process of its own, as a user runs it: ours is ``t2t-decoder
 --output_dir=... --decode_from_file=... --decode_hparams=beam_size=B,alpha=A,
-batch_size=N`` (a variant adds an ``--hparams`` override or, as decode:KEY=VALUE, a
-decode hparam); CTranslate2's loads the run's export (``t2t-exporter
+batch_size=N`` (a variant adds an ``--hparams`` override, as decode:KEY=VALUE a
+decode hparam, or as flag:--FLAG=VALUE a flag, e.g. ``flag:--vocabulary_map=vmap.txt``); CTranslate2's loads the run's export (``t2t-exporter
 --format=ctranslate2``, made once into a temporary folder unless --ct2_dir names
 one) and the run's sentencepiece vocabulary, and translates the file with
 ``translate_batch(beam_size=B, max_decoding_length=...)`` on the batches t2t-decoder
@@ -216,6 +216,8 @@ def measure(args: argparse.Namespace, scratch: str) -> None:
                                f"--decode_to_file={to_file}"]
                     if route.startswith("decode:"):
                         command.append(f"--decode_hparams={settings},{route[len('decode:'):]}")
+                    elif route.startswith("flag:"):
+                        command += [f"--decode_hparams={settings}", route[len("flag:"):]]
                     else:
                         command.append(f"--decode_hparams={settings}")
                         if route != "float32":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import glob
+import hashlib
 import os
 import sys
 import time
@@ -67,6 +68,11 @@ def parser() -> argparse.ArgumentParser:
                         "'0-0 1-2': words split on spaces) to this file, a line each (every "
                         "beam's, tab-separated, with return_beams), from the cross-attention; "
                         "with --score_file, the given pairs' alignments")
+    p.add_argument("--vocabulary_map",
+                   help="a vocabulary map (CTranslate2's vmap.txt: SOURCE_TOKEN<TAB>TARGET "
+                        "TOKENS, and a line with no source token for targets every batch "
+                        "may use; benchmarks/vocabulary_map.py makes one): each batch's "
+                        "search ranks only the targets its source tokens map to")
     p.add_argument("--score_file",
                    help="score given outputs instead of decoding: each line 'source<TAB>target'"
                         "; writes log P(target | source) a line to --decode_to_file (default: "
@@ -101,6 +107,8 @@ def parser() -> argparse.ArgumentParser:
                 lambda args: args.decode_interactive)
     p.acts_only("--constraints_after_tab", "with --decode_interactive",
                 lambda args: args.decode_interactive)
+    p.acts_only("--vocabulary_map", "when decoding (--score_file scores every target id)",
+                lambda args: not args.score_file)
     p.acts_only("--decode_to_file", "with --decode_from_file or --score_file "
                 "(--decode_interactive prints its outputs)",
                 lambda args: bool(args.decode_from_file or args.score_file))
@@ -118,7 +126,7 @@ def _hint_at_a_terminal(args: argparse.Namespace) -> None:
 
 def _declare_inputs(args: argparse.Namespace, paths: "Paths") -> None:
     for flag in ("decode_from_file", "decode_reference", "decode_prefixes",
-                 "decode_constraints", "score_file"):
+                 "decode_constraints", "score_file", "vocabulary_map"):
         if getattr(args, flag):
             paths.input_file(f"--{flag}", getattr(args, flag))
     for other_dir in filter(None, args.ensemble.split(",")):
@@ -146,6 +154,11 @@ def decode(argv: Sequence[str] | None) -> int:
     if args.ensemble and args.decode_alignments:
         raise ValueError("--decode_alignments reads one model's cross-attention: leave out "
                          "--ensemble")
+    guided = [flag for flag in ("decode_prefixes", "decode_constraints", "prefix_after_tab",
+                                "constraints_after_tab") if getattr(args, flag)]
+    if args.vocabulary_map and guided:
+        raise ValueError(f"--vocabulary_map shortlists the target ids, and --{guided[0]} "
+                         "forces ids the shortlist may leave out: leave one out")
     _check_sharding(args)
     source = args.score_file or args.decode_from_file
     if (source and not args.decode_to_file and os.path.exists(source)
@@ -161,6 +174,8 @@ def decode(argv: Sequence[str] | None) -> int:
 
     run = trained_run.open_run(args, "t2t-decoder", partial(_declare_inputs, args))
     settings = run.decode_settings(args.decode_hparams)
+    if not (args.intra_op_parallelism_threads or args.inter_op_parallelism_threads):
+        common.set_threads(*settings.parallel_threads)  # parallel_batches' own cores
     if args.decode_interactive:
         interrupts.describe("during interactive decoding",
                             "every line read before it was decoded and printed; run the "
@@ -261,7 +276,7 @@ def _merge(args: argparse.Namespace, run: trained_run.OpenedRun,
     identity = _identity(run.experiment, [trained_run.checkpoint_to_read(
         run.experiment, args.checkpoint_path)] + [
         trained_run.checkpoint_to_read(trained_run.ensemble_member(run.experiment, other))
-        for other in filter(None, args.ensemble.split(","))])
+        for other in filter(None, args.ensemble.split(","))], args.vocabulary_map)
     from t2t_lite.decoding.word_alignment import DEFAULT_LAYER
 
     lines = file_decoding.merge_shards(
@@ -291,11 +306,16 @@ def _score(run: trained_run.OpenedRun, settings: "DecodeSettings", output_path: 
                                   reference_path)))
 
 
-def _identity(experiment: Any, checkpoints: list[str]) -> dict[str, Any]:
+def _identity(experiment: Any, checkpoints: list[str],
+              vocabulary_map: str | None = None) -> dict[str, Any]:
     """What a decode's outputs depend on besides its settings: the weights (by content:
-    a copied or linked run is the same model) and the vocabularies."""
-    return {"checkpoints": [trained_run.checkpoint_identity(path) for path in checkpoints],
-            "vocabulary": experiment.data_identity()}
+    a copied or linked run is the same model), the vocabularies and the vocabulary map."""
+    identity = {"checkpoints": [trained_run.checkpoint_identity(path) for path in checkpoints],
+                "vocabulary": experiment.data_identity()}
+    if vocabulary_map:
+        with open(vocabulary_map, "rb") as f:
+            identity["vocabulary_map"] = hashlib.sha256(f.read()).hexdigest()
+    return identity
 
 
 def _what_is_kept(args: argparse.Namespace, settings: "DecodeSettings", output_path: str,
@@ -356,8 +376,8 @@ def _decoding(args: argparse.Namespace, run: trained_run.OpenedRun,
                              "of a checkpoint with itself decodes as that checkpoint alone")
         checkpoints[identity] = member_checkpoint
         members.append(member)
-    return (run.decoding(model, settings, members),
-            _identity(run.experiment, list(checkpoints.values())))
+    return (run.decoding(model, settings, members, args.vocabulary_map),
+            _identity(run.experiment, list(checkpoints.values()), args.vocabulary_map))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

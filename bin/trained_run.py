@@ -99,12 +99,13 @@ class OpenedRun:
                                source, unused)
 
     def decoding(self, model: Any, settings: "DecodeSettings",
-                 members: Sequence[Any] = ()) -> "Decoding":
-        """``build_decoding`` of ``model`` (and ensemble ``members``) for the run's problem."""
+                 members: Sequence[Any] = (), vocabulary_map: str | None = None) -> "Decoding":
+        """``build_decoding`` of ``model`` (and ensemble ``members``) for the run's
+        problem, shortlisted by the file ``vocabulary_map`` (--vocabulary_map) if given."""
         from t2t_lite.decoding.factory import build_decoding
 
         return build_decoding(model, self.experiment.problem, self.experiment.data_dir,
-                              settings, members)
+                              settings, members, vocabulary_map)
 
 
 def input_files(*flags_and_paths: tuple[str, str]) -> Callable[["Paths"], None]:

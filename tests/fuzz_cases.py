@@ -33,7 +33,7 @@ HPARAM_KEYS = ["hidden_size", "num_heads", "filter_size", "num_hidden_layers",
                "moving_average_decay", "sentencepiece_alpha", "sentencepiece_nbest_size",
                "guided_alignment_weight", "nope"]
 DECODE_KEYS = ["beam_size", "alpha", "extra_length", "batch_size", "batch_type",
-               "read_window_lines", "return_beams",
+               "read_window_lines", "parallel_batches", "return_beams",
                "write_beam_scores", "max_input_length", "length_bucket", "stop_rule", "beams",
                "sampling_method", "sampling_temp", "sampling_keep_top_k",
                "sampling_keep_top_p", "num_samples", "sampling_seed"]
@@ -187,7 +187,7 @@ COMMANDS = [
         "--decode_reference": INPUTS, "--decode_prefixes": INPUTS,
         "--decode_alignments": OUTPUTS, "--prefix_after_tab": SWITCH,
         "--decode_constraints": INPUTS, "--constraints_after_tab": SWITCH,
-        "--decode_hparams": ["decode"],
+        "--vocabulary_map": INPUTS, "--decode_hparams": ["decode"],
         "--checkpoint_path": CHECKPOINTS, "--score_file": INPUTS, "--hparams": ["hparams"],
         "--ensemble": FOLDERS, "--decode_shards": INTS, "--worker_id": INTS,
         "--raw_weights": SWITCH, "--problem": PROBLEMS,

@@ -296,3 +296,36 @@ def test_samples_and_beams_through_windows_and_shards_are_one_processes(tmp_path
             tabs if given.strip() else 0 for given in lines]
         if overrides == sampling:
             assert written == decode_lines(lines, real(sampling))  # one batch of 12
+
+
+def test_batches_searched_at_once_write_what_one_at_a_time_writes(trained, tmp_path):
+    _, output_dir = trained
+    source = tmp_path / "in.txt"
+    source.write_text("".join(f"{'0 1 ' * (i % 5)}1 0\n" for i in range(30)))
+    run = [f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
+           f"--decode_from_file={source}"]
+    for at_once in (1, 3):
+        assert t2t_decoder.main(run + [
+            f"--decode_to_file={tmp_path}/out{at_once}.txt",
+            f"--decode_hparams=beam_size=2,batch_size=4,parallel_batches={at_once}"]) == 0
+    assert (tmp_path / "out1.txt").read_bytes() == (tmp_path / "out3.txt").read_bytes()
+
+
+def test_how_many_batches_at_once_is_no_part_of_what_kept_windows_must_match(tmp_path):
+    source = write_input(tmp_path)
+    out = str(tmp_path / "out.txt")
+    with pytest.raises(KeyboardInterrupt):
+        decode_file(source, out, decoding(InterruptedSearch(stop_on_call=4),
+                                          WINDOWED + ",parallel_batches=1"), IDENTITY)
+    search = InterruptedSearch()
+    done = decode_file(source, out, decoding(search, WINDOWED + ",parallel_batches=2"),
+                       IDENTITY)
+    assert done.kept_windows > 0 and done.decoded < len(LINES)
+
+
+@pytest.mark.parametrize("cores, at_once, threads", [
+    (2, 0, (1, 2)), (8, 0, (2, 4)), (1, 0, (0, 0)), (4, 1, (0, 0)), (4, 3, (1, 3))])
+def test_batches_at_once_share_the_cores_out(monkeypatch, cores, at_once, threads):
+    from t2t_lite.decoding import settings as settings_module
+    monkeypatch.setattr(settings_module, "available_cores", lambda: cores)
+    assert settings(f"parallel_batches={at_once}").parallel_threads == threads

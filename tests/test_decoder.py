@@ -163,7 +163,8 @@ def test_decode_hparams_layers_library_problem_and_user_settings():
     assert library.values() == {"beam_size": 4, "alpha": 0.6, "stop_rule": "exact",
                                 "extra_length": 50,
                                 "batch_size": 32, "batch_type": "sentences",
-                                "read_window_lines": 4096, "return_beams": False,
+                                "read_window_lines": 4096, "parallel_batches": 0,
+                                "return_beams": False,
                                 "write_beam_scores": False, "max_input_length": 0,
                                 "length_bucket": 16, **SEARCH}
     parsing = {"beam_size": 21, "alpha": 0.3, "extra_length": 300}
@@ -201,7 +202,7 @@ def test_decode_hparams_name_the_flag_they_came_from():
 def test_decode_settings_are_the_decode_hparams_and_the_runs_xla():
     assert settings("beam_size=2,length_bucket=8", xla=True) == DecodeSettings(
         beam_size=2, alpha=0.6, stop_rule="exact", extra_length=50, batch_size=32,
-        batch_type="sentences", read_window_lines=4096, return_beams=False,
+        batch_type="sentences", read_window_lines=4096, parallel_batches=0, return_beams=False,
         write_beam_scores=False, max_input_length=0, length_bucket=8, **SEARCH, xla=True)
     assert settings("length_bucket=8").padded_length_bucket == 0  # only XLA pads
 

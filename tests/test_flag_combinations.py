@@ -46,6 +46,8 @@ CASES = [
      ["--score_file=pairs.tsv"]),
     (t2t_decoder.parser, ["--decode_interactive"], "--constraints_after_tab",
      ["--decode_from_file=in.txt"]),
+    (t2t_decoder.parser, ["--decode_from_file=in.txt"], "--vocabulary_map=vmap.txt",
+     ["--score_file=pairs.tsv"]),
     (t2t_datagen.parser, ["--eval_files_dir=eval"], "--eval_split=dev", []),
     (t2t_bleu.parser, ["--source=src.txt"], "--length_buckets=5,10", []),
 ]

@@ -52,18 +52,20 @@ from t2t_lite.decoding.lexical_constraints import LexicalConstraints, allocate, 
 from t2t_lite.decoding.sampling import sample_loop
 from t2t_lite.decoding.search_options import SearchOptions
 from t2t_lite.decoding.search_loop import (NEG_INF, decode_while, initial_state, length_penalty,
-                                           resolve_constraint, step_model, token_log_probs, write_at)
+                                           resolve_constraint, shortlisted, step_model,
+                                           token_log_probs, vocabulary_ids, write_at)
 from t2t_lite.decoding.top_k import top_k_by_blocks
 
 GREEDY = SearchOptions(beam_size=1)
 
 def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int,
                  eos_id: int, allow_eos: bool, constraint: DecodeConstraint | None = None,
-                 buffer_lengths: list[int] | None = None
+                 buffer_lengths: list[int] | None = None, shortlist: Any = None
                  ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
     """Argmax decoding -> (ids [B, max_decode_length], log_probs [B], lengths [B]
     incl. EOS, the number of steps run: ids past it are PAD). ``buffer_lengths``:
-    see ``decode_while``. Finished items leave the batch as in ``_beam_loop``."""
+    see ``decode_while``; ``shortlist``: ``SearchOptions``'. Finished items leave the
+    batch as in ``_beam_loop``."""
     constraint = resolve_constraint(constraint, allow_eos)
     inputs = tf.cast(inputs, tf.int32)
     max_decode_length = tf.cast(max_decode_length, tf.int32)
@@ -71,6 +73,7 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | i
     fixed, state = initial_state(model, model.encode(inputs, training=False),
                                   max_decode_length, buffer_lengths)
     constraint_state = constraint.initial_state(inputs, 1, max_decode_length)
+    output_ids, output_subset = shortlisted(model, inputs, shortlist)
 
     def not_done(step, searched, *_):
         return tf.logical_and(step < max_decode_length,
@@ -81,10 +84,12 @@ def _greedy_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | i
 
     def one_step(step, searched, carried, state, constraint_state):
         ids, prev_ids, finished, log_prob, lengths = searched
-        logits, state = step_model(model, prev_ids, step, carried.get("fixed", fixed), state)
+        logits, state = step_model(model, prev_ids, step, carried.get("fixed", fixed), state,
+                                   output_subset)
         step_log_probs = constraint.constrain(constraint_state,
                                               token_log_probs(logits, eos_id, allow_eos))
-        next_ids = tf.argmax(step_log_probs, axis=-1, output_type=tf.int32)
+        next_ids = vocabulary_ids(tf.argmax(step_log_probs, axis=-1, output_type=tf.int32),
+                                  output_ids)
         next_ids = tf.where(finished, PAD_ID, next_ids)
         log_prob += tf.where(finished, 0.0, tf.reduce_max(step_log_probs, axis=-1))
         lengths += tf.cast(tf.logical_not(finished), tf.int32)
@@ -116,7 +121,8 @@ def greedy_search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor,
     Stops once every item has produced EOS; ids keep the EOS and are PAD after it.
     """
     ids, _, _, steps = _greedy_loop(model, inputs, max_decode_length, options.eos_id,
-                                    options.allow_eos, options.constraint)
+                                    options.allow_eos, options.constraint,
+                                    shortlist=options.shortlist)
     return ids[:, :steps]
 
 
@@ -220,6 +226,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int
     fixed, state = initial_state(model, model.encode(inputs, training=False),
                                   max_decode_length, buffer_lengths, beam_size)
     constraint_state = constraint.initial_state(inputs, beam_size, max_decode_length)
+    output_ids, output_subset = shortlisted(model, inputs, options.shortlist)
 
     def settled(step, searched):
         return _settled_items(step, max_decode_length, alpha, searched[1], searched[2],
@@ -237,7 +244,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int
         prev_ids = tf.where(step > 0, tf.gather(alive_seq, tf.maximum(step - 1, 0), axis=2),
                             PAD_ID)
         logits, state = step_model(model, tf.reshape(prev_ids, [-1]), step,
-                              carried.get("fixed", fixed), state)
+                                   carried.get("fixed", fixed), state, output_subset)
         step_log_probs = constraint.constrain(constraint_state,
                                               token_log_probs(logits, eos_id, allow_eos))
         # Known when tracing, as top_k_by_blocks needs (the model's output layer).
@@ -249,7 +256,7 @@ def _beam_loop(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int
                                 [-1, beam_size * vocab_size])
         top_log_probs, top_index = top_k_by_blocks(candidates, 2 * beam_size)
         top_beams = top_index // vocab_size
-        top_ids = top_index % vocab_size
+        top_ids = vocabulary_ids(top_index % vocab_size, output_ids)
         top_seq = write_at(tf.gather(alive_seq, top_beams, batch_dims=1), step, top_ids)
         ends = tf.equal(top_ids, eos_id)
         # -inf candidates come from empty beam slots (or suppressed tokens): never real.
@@ -344,7 +351,7 @@ def search(model: Any, inputs: tf.Tensor, max_decode_length: tf.Tensor | int,
     if options.beam_size == 1:
         ids, log_prob, output_lengths, steps = _greedy_loop(
             model, inputs, max_decode_length, options.eos_id, options.allow_eos,
-            options.constraint, buffer_lengths)
+            options.constraint, buffer_lengths, options.shortlist)
         return (ids[:, None, :],
                 (log_prob / length_penalty(output_lengths, options.alpha))[:, None], steps)
     return _beam_loop(model, inputs, max_decode_length, options, buffer_lengths)

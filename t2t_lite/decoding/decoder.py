@@ -10,6 +10,7 @@ without running the model.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import math
 import sys
@@ -90,6 +91,7 @@ def decode_window(lines: Sequence[str], decoding: Decoding, first_line: int = 0,
     # Tabs inside a text become spaces only where tabs separate fields.
     fielded = settings.fielded
     bucket = settings.padded_length_bucket
+    jobs = []  # (the batch's line indices, the search's arguments and keywords)
     for start, stop, rows_under_xla in batches([len(encoded[i]) for i in order],
                                                settings, rules):
         indices = order[start:stop]
@@ -99,15 +101,16 @@ def decode_window(lines: Sequence[str], decoding: Decoding, first_line: int = 0,
         line_numbers = np.zeros(len(inputs), np.int32)  # filler rows (XLA) draw as line 0
         line_numbers[:len(indices)] = np.asarray(indices) + first_line
         if guides is None:
-            ids, scores = decoding(inputs, inputs.shape[1] + settings.extra_length,
-                                   line_numbers)
+            jobs.append((indices, (inputs, inputs.shape[1] + settings.extra_length,
+                                   line_numbers), {}))
         else:
             asked = [guides[i] for i in indices]
             # Room after what the guides hold as after an input: extra_length tokens.
             length = max(inputs.shape[1], max(guide.tokens for guide in asked) + 1)
-            ids, scores = decoding(inputs, length + settings.extra_length, line_numbers,
-                                   **batch_guides(asked, len(inputs)))
-        ids, scores = np.asarray(ids), np.asarray(scores)
+            jobs.append((indices, (inputs, length + settings.extra_length, line_numbers),
+                         batch_guides(asked, len(inputs))))
+    for (indices, (inputs, _, _), _), (ids, scores) in zip(
+            jobs, _searched(decoding, jobs, settings.batches_at_once)):
         written = [(row, k) for row in range(len(indices))
                    for k in range(ids.shape[1] if settings.every_hypothesis else 1)
                    if not math.isinf(scores[row, k])]
@@ -133,6 +136,27 @@ def decode_window(lines: Sequence[str], decoding: Decoding, first_line: int = 0,
         if bar:
             bar.update(len(indices))
     return DecodedWindow(outputs, cut, alignments)
+
+
+def _searched(decoding: Decoding, jobs: list, at_once: int) -> Iterator[tuple[np.ndarray,
+                                                                              np.ndarray]]:
+    """(ids, scores) of each job's search, in order, ``at_once`` searched at a time
+    (each search's ops run while the others' do: TensorFlow releases the GIL)."""
+    def search(job: tuple) -> tuple[np.ndarray, np.ndarray]:
+        _, arguments, keywords = job
+        ids, scores = decoding(*arguments, **keywords)
+        return np.asarray(ids), np.asarray(scores)
+
+    if at_once == 1 or len(jobs) == 1:
+        yield from map(search, jobs)
+        return
+    pool = concurrent.futures.ThreadPoolExecutor(at_once, thread_name_prefix="search")
+    try:
+        yield from pool.map(search, jobs)
+    except BaseException:  # an error or interrupt: no search not started yet starts
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()  # its threads gone with the window
 
 
 def decode_lines(lines: Sequence[str], decoding: Decoding, description: str | None = None,

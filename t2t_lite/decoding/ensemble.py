@@ -98,9 +98,25 @@ class Ensemble:
 
         Log-probabilities are logits too: the search's log-softmax leaves them as
         they are."""
+        return self._mean_step(state, lambda index, model, part: model.decode_step(
+            ids, step, part))
+
+    def output_subset(self, output_ids: tf.Tensor) -> list[Any]:
+        """Each model's ``output_subset`` of a shortlist's ``output_ids``."""
+        return [model.output_subset(output_ids) for model in self.models]
+
+    def decode_step_over(self, ids: tf.Tensor, step: tf.Tensor, state: dict[str, Any],
+                         output_subset: list[Any]) -> tuple[tf.Tensor, dict[str, Any]]:
+        """``decode_step`` over a shortlist: the mean of the models' distributions
+        normalised over its ids."""
+        return self._mean_step(state, lambda index, model, part: model.decode_step_over(
+            ids, step, part, output_subset[index]))
+
+    def _mean_step(self, state: dict[str, Any], step_of: Any) -> tuple[tf.Tensor, dict[str, Any]]:
+        """The mean distribution of ``step_of(index, model, its part of state)``'s logits."""
         log_probs, new_state = [], {}
         for index, model in enumerate(self.models):
-            logits, model_state = model.decode_step(ids, step, self._part(index, state))
+            logits, model_state = step_of(index, model, self._part(index, state))
             log_probs.append(tf.nn.log_softmax(tf.cast(logits, tf.float32)))
             new_state.update(_prefixed(index, model_state))
         if len(log_probs) == 1:

@@ -20,6 +20,8 @@ from t2t_lite.decoding.ensemble import Ensemble
 from t2t_lite.decoding.input_rules import InputRules
 from t2t_lite.decoding.search_decoder import BeamSearchDecoder
 from t2t_lite.decoding.settings import DecodeSettings, proportioned
+from t2t_lite.decoding.shortlist import Shortlist
+from t2t_lite.decoding.vocabulary_map import VocabularyMap
 
 # int32 inputs [B, S] (each row ending in EOS, PAD-padded), the most tokens to
 # decode and each row's line number (what a sampling decode's randomness is keyed
@@ -51,17 +53,30 @@ class Decoding:
 
 
 def build_decoding(model: Any, problem: Problem, data_dir: str, settings: DecodeSettings,
-                   members: Sequence[Any] = ()) -> Decoding:
+                   members: Sequence[Any] = (), vocabulary_map: str | None = None,
+                   map_flag: str = "--vocabulary_map") -> Decoding:
     """The decoding of restored ``model`` (with ``members``: their ensemble, each
     step's distribution the mean of theirs) for ``problem`` (its vocabulary in
-    ``data_dir``, its decode constraint and postprocessing) under ``settings``.
+    ``data_dir``, its decode constraint and postprocessing) under ``settings``;
+    with ``vocabulary_map`` (a file, given by ``map_flag``), each batch's search
+    ranks only its shortlist (``t2t_lite.decoding.shortlist``).
     Inputs are cut at ``model``'s max_length unless the settings say otherwise; a
     beam or an extra length beyond what can help is capped (``proportioned``)."""
     decoder_model = Ensemble([model, *members]) if members else model
     encoders = problem.feature_encoders(data_dir)
     settings = proportioned(settings, encoders["targets"].vocab_size, model.hparams.max_length)
+    shortlist = None
+    if vocabulary_map:
+        if settings.xla:
+            raise ValueError(f"{map_flag} makes each batch's shortlist as long as its "
+                             "tokens need, and a model with xla=true decodes fixed shapes "
+                             "only: leave one out")
+        shortlist = Shortlist(
+            VocabularyMap.read(vocabulary_map, encoders["inputs"], encoders["targets"], map_flag),
+            encoders["inputs"].vocab_size, encoders["targets"].vocab_size,
+            f"{map_flag}={vocabulary_map}")
     search = BeamSearchDecoder(
-        decoder_model, settings.search_options(problem.decode_constraint(data_dir)),
+        decoder_model, settings.search_options(problem.decode_constraint(data_dir), shortlist),
         jit_compile=settings.xla)
     rules = InputRules.for_model(settings.max_input_length, model.hparams.max_length,
                                  decoder_model.max_positions)

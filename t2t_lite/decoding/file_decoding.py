@@ -31,6 +31,7 @@ from t2t_lite.decoding.decoder import decode_window
 from t2t_lite.decoding.word_alignment import Aligner
 from t2t_lite.decoding.factory import Decoding
 from t2t_lite.decoding.input_rules import warn_cut
+from t2t_lite.decoding.settings import SPEED_ONLY_SETTINGS
 from t2t_lite.decoding.kept_windows import (SUFFIX, KeptWindows, Window, add_line,
                                             joint_digest, line_digest)
 from t2t_lite.decoding.target_guides import (GuideFiles, check_blank_lines, digest_text,
@@ -199,7 +200,9 @@ def decode_identity(identity: Mapping[str, Any], settings: Any,
     model's weights, the vocabulary), every decode setting and, if aligned, the
     alignments' layer."""
     aligned = {} if alignment_layer is None else {"alignment_layer": alignment_layer}
-    return {**identity, "settings": dataclasses.asdict(settings), **aligned}
+    chosen = {key: value for key, value in dataclasses.asdict(settings).items()
+              if key not in SPEED_ONLY_SETTINGS}
+    return {**identity, "settings": chosen, **aligned}
 
 
 def merge_shards(input_path: str, output_path: str, identity: Mapping[str, Any],

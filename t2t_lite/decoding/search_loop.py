@@ -98,7 +98,26 @@ def initial_state(model: Any, encoded: dict, max_decode_length: tf.Tensor,
 
 
 def step_model(model: Any, ids: tf.Tensor, step: tf.Tensor, fixed: dict,
-          changing: dict) -> tuple[tf.Tensor, dict]:
-    """``model.decode_step`` on the whole state -> (logits, the changing part)."""
-    logits, state = model.decode_step(ids, step, {**fixed, **changing})
+               changing: dict, output_subset: Any = None) -> tuple[tf.Tensor, dict]:
+    """``model.decode_step`` on the whole state -> (logits, the changing part); with
+    ``output_subset`` (``model.output_subset``'s, of a shortlist), the logits of the
+    shortlisted ids only (``decode_step_over``)."""
+    if output_subset is None:
+        logits, state = model.decode_step(ids, step, {**fixed, **changing})
+    else:
+        logits, state = model.decode_step_over(ids, step, {**fixed, **changing}, output_subset)
     return logits, {key: state[key] for key in changing}
+
+
+def shortlisted(model: Any, inputs: tf.Tensor, shortlist: Any) -> tuple[Any, Any]:
+    """(the batch's shortlisted target ids [K], what the model's steps project onto
+    for them): (None, None) without a shortlist."""
+    if shortlist is None:
+        return None, None
+    output_ids = shortlist.batch_ids(inputs)
+    return output_ids, model.output_subset(output_ids)
+
+
+def vocabulary_ids(ids: tf.Tensor, output_ids: tf.Tensor | None) -> tf.Tensor:
+    """Indices into a step's logits as target ids (the same without a shortlist)."""
+    return ids if output_ids is None else tf.gather(output_ids, ids)

@@ -15,6 +15,7 @@ import dataclasses
 from t2t_lite.contracts.decode_constraint import DecodeConstraint
 from t2t_lite.contracts.reserved_ids import EOS_ID
 from t2t_lite.decoding.sampling import SamplingOptions
+from t2t_lite.decoding.shortlist import Shortlist
 
 # When beam search stops searching an input (the decode hparam stop_rule; the rules
 # are described in beam_search.py): "exact" (tensor2tensor's) or "beam_finished"
@@ -34,7 +35,8 @@ class SearchOptions:
     """beam_size 1 is greedy; ``sampling`` draws instead of searching (beam_size 1);
     ``constraint`` (a problem's ``decode_constraint``) masks the tokens each
     hypothesis may produce; ``allow_eos=False`` decodes every hypothesis to the full
-    length (speed measurements; no constraint then); ``stop_rule``: ``STOP_RULES``."""
+    length (speed measurements; no constraint then); ``stop_rule``: ``STOP_RULES``;
+    ``shortlist`` ranks only each batch's shortlisted target ids (``shortlist``)."""
     beam_size: int = 4
     alpha: float = 0.6
     stop_rule: str = "exact"
@@ -42,6 +44,7 @@ class SearchOptions:
     sampling: SamplingOptions | None = None
     eos_id: int = EOS_ID
     allow_eos: bool = True
+    shortlist: Shortlist | None = None
 
     def __post_init__(self) -> None:
         if (not isinstance(self.beam_size, int) or isinstance(self.beam_size, bool)
@@ -53,5 +56,10 @@ class SearchOptions:
         if self.constraint is not None and not self.allow_eos:
             raise ValueError("allow_eos=False cannot be combined with a decoding constraint: "
                              "the constraint decides where EOS may go")
+        if self.shortlist is not None and (self.sampling or self.constraint is not None):
+            raise ValueError(f"{self.shortlist.description} shortlists a search's target "
+                             "ids; it cannot be combined with "
+                             f"{'sampling' if self.sampling else 'a decoding constraint'} "
+                             "(which reads every id): leave one out")
         check_stop_rule(self.stop_rule)
         object.__setattr__(self, "alpha", float(self.alpha))

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from typing import Any, Mapping
 
 from t2t_lite.contracts.decode_constraint import DecodeConstraint
 from t2t_lite.data.problem import Problem
 from t2t_lite.decoding.sampling import SAMPLING_METHODS, SamplingOptions
 from t2t_lite.decoding.search_options import STOP_RULES, SearchOptions
+from t2t_lite.decoding.shortlist import Shortlist
 from t2t_lite.hparam import HParams, HParamsError, Range, at_least, between, one_of, positive
 
 logger = logging.getLogger(__name__)
@@ -39,6 +41,10 @@ DECODE_DEFAULTS = {
     # so memory does not grow with the file; each window decoded is kept until the
     # output is whole, so an interrupted decode goes on from the first missing one.
     "read_window_lines": at_least(1, 4096),
+    # Batches searched at once, each on its own thread (CTranslate2's inter_threads);
+    # 0: one a core, at most MAX_AUTO_PARALLEL_BATCHES. t2t-decoder then gives each
+    # search one thread of its own (parallel_threads). Outputs are the same either way.
+    "parallel_batches": at_least(0, 0),
     "return_beams": False,            # write every beam, tab-separated, best first
     "write_beam_scores": False,       # follow each output (each beam) with a tab and its score
     # Truncate longer inputs (EOS included); 0 = the model's max_length.
@@ -58,6 +64,20 @@ DECODE_DEFAULTS = {
     # The samples are a function of this seed and each input's line number.
     "sampling_seed": between(0, 2**31 - 1, 1),
 }
+
+# parallel_batches=0 searches this many batches at once at most (one a core): each
+# batch in flight holds its own decode state.
+MAX_AUTO_PARALLEL_BATCHES = 4
+# Settings that change how fast a decode runs, never what it writes: not part of the
+# identity an interrupted decode's kept windows are checked against.
+SPEED_ONLY_SETTINGS = ("parallel_batches",)
+
+
+def available_cores() -> int:
+    """The CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)
+
 
 # The keys that shape sampling_method=random, with their DecodeSettings fields.
 SAMPLING_KEYS = {"sampling_temp": "temperature", "sampling_keep_top_k": "top_k",
@@ -112,6 +132,7 @@ class DecodeSettings:
     batch_size: int
     batch_type: str        # BATCH_TYPES: what batch_size counts
     read_window_lines: int
+    parallel_batches: int  # 0: one a core, at most MAX_AUTO_PARALLEL_BATCHES
     return_beams: bool
     write_beam_scores: bool
     max_input_length: int  # 0: the model's max_length (``InputRules.for_model``)
@@ -137,11 +158,30 @@ class DecodeSettings:
         return SamplingOptions(**{field: getattr(self, key)
                                   for key, field in SAMPLING_KEYS.items()})
 
-    def search_options(self, constraint: DecodeConstraint | None = None) -> SearchOptions:
-        """The search these settings ask for, under a problem's ``constraint``."""
+    def search_options(self, constraint: DecodeConstraint | None = None,
+                       shortlist: Shortlist | None = None) -> SearchOptions:
+        """The search these settings ask for, under a problem's ``constraint``, ranking
+        each batch's ``shortlist`` only if given."""
         return SearchOptions(beam_size=self.beam_size, alpha=self.alpha,
                              stop_rule=self.stop_rule, sampling=self.sampling,
-                             constraint=constraint)
+                             constraint=constraint, shortlist=shortlist)
+
+    @property
+    def batches_at_once(self) -> int:
+        """How many batches are searched at once (``parallel_batches``, 0 resolved)."""
+        return self.parallel_batches or min(available_cores(), MAX_AUTO_PARALLEL_BATCHES)
+
+    @property
+    def parallel_threads(self) -> tuple[int, int]:
+        """(intra-op, inter-op) thread-pool sizes for ``batches_at_once`` searches on
+        this machine's cores: each search's ops on cores of its own (at one search,
+        TensorFlow's choice: 0, 0). On 2 cores two single-threaded searches decode a
+        file 1.8x as fast as one search on both (docs/SPEED.md): a small model's ops
+        are too small to split across threads."""
+        at_once = self.batches_at_once
+        if at_once == 1:
+            return 0, 0
+        return max(1, available_cores() // at_once), at_once
 
     @property
     def every_hypothesis(self) -> bool:

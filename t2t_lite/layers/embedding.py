@@ -44,7 +44,7 @@ class TokenEmbedding(keras.layers.Layer):
     def logits(self, x: tf.Tensor) -> tf.Tensor:
         """[..., hidden_size] -> [..., vocab_size] with the transposed matrix."""
         if x.shape.rank == 3 and x.shape[1] == 1:  # a decode step
-            return _step_logits(x[:, 0], tf.cast(self.embeddings, x.dtype))[:, None]
+            return step_logits(x[:, 0], tf.cast(self.embeddings, x.dtype))[:, None]
         return project(x, self.embeddings, transpose_kernel=True)
 
     def get_config(self) -> dict:
@@ -53,7 +53,7 @@ class TokenEmbedding(keras.layers.Layer):
 
 
 @tf.function(jit_compile=True)
-def _step_logits(x: tf.Tensor, embeddings: tf.Tensor) -> tf.Tensor:
+def step_logits(x: tf.Tensor, embeddings: tf.Tensor) -> tf.Tensor:
     """A decode step's [rows, d] x [vocab, d]^T, compiled by XLA, which beats the
     default CPU kernel at these shapes (1.9-2.3x at 128 rows: benchmarks/int8_matmul.py;
     beam 4 decoding 1.2-1.6x: docs/SPEED.md). Training keeps the default kernel."""

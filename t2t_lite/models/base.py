@@ -45,7 +45,7 @@ Decoding contract (what ``t2t_lite.decoding`` relies on):
 from __future__ import annotations
 
 import abc
-from typing import Callable
+from typing import Any, Callable
 
 import keras
 import tensorflow as tf
@@ -213,6 +213,19 @@ class Seq2SeqModel(keras.Model, abc.ABC):
         """
         raise NoAttentionError(f"model {snake_case(type(self).__name__)} has no attention "
                                "weights")
+
+    def output_subset(self, output_ids: tf.Tensor) -> Any:
+        """What ``decode_step_over`` reads to give the logits of ``output_ids`` (int32
+        [K], a search's shortlist) only, made once a batch. By default the ids: a model
+        with an output matrix gives its rows, so that a step projects onto them alone."""
+        return output_ids
+
+    def decode_step_over(self, ids: tf.Tensor, step: tf.Tensor, state: dict[str, tf.Tensor],
+                         output_subset: Any) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """``decode_step`` with the logits [B * beam, K] of ``output_subset``'s ids
+        only; by default all logits, then those columns."""
+        logits, state = self.decode_step(ids, step, state)
+        return tf.gather(logits, output_subset, axis=1), state
 
     @abc.abstractmethod
     def decode_step(self, ids: tf.Tensor, step: tf.Tensor,

@@ -19,7 +19,7 @@ from t2t_lite.layers.attention import (ancestry_bias, causal_bias, padding_bias,
                                        write_entries)
 from t2t_lite.layers.dropout import Dropout
 from t2t_lite.layers.embedding import (LearnedPositionEmbedding, SinusoidPositionEncoding,
-                                       TokenEmbedding)
+                                       TokenEmbedding, step_logits)
 from t2t_lite.layers.layer_norm import layer_norm
 from t2t_lite.layers.transformer_blocks import DecoderBlock, EncoderBlock
 from t2t_lite.models.base import Seq2SeqModel, shift_right
@@ -159,9 +159,14 @@ class Transformer(Seq2SeqModel):
             x = self.encoder_norm(x)
         return {"encoder_output": x, "encoder_padding": padding}
 
-    def _logits(self, x: tf.Tensor) -> tf.Tensor:
+    def _logits(self, x: tf.Tensor, output_rows: tf.Tensor | None = None) -> tf.Tensor:
+        """Decoder outputs [B, T, d] -> float32 logits [B, T, V]; for a decode step
+        (T = 1) with ``output_rows`` (``output_subset``'s), [B, 1, K] of those rows."""
         if self.hparams.normalize_before:
             x = self.decoder_norm(x)
+        if output_rows is not None:
+            logits = step_logits(x[:, 0], tf.cast(output_rows, x.dtype))[:, None]
+            return tf.cast(logits, tf.float32)
         return tf.cast(self.softmax_weights.logits(x), tf.float32)
 
     def call(self, features: dict[str, tf.Tensor], training: bool = False) -> tf.Tensor:
@@ -272,6 +277,22 @@ class Transformer(Seq2SeqModel):
         """ids [B * beam] (previous tokens), step (int32 scalar) -> (logits [B * beam, V],
         new state). The beam's hypotheses of one input run as the positions of one
         row ([B, beam, d]), so each step reads an input's memory and cache once."""
+        x, new_state = self._decoder_output(ids, step, state)
+        return self._logits(x)[:, 0], new_state
+
+    def output_subset(self, output_ids: tf.Tensor) -> tf.Tensor:
+        """The softmax matrix's rows of ``output_ids`` [K, d], gathered once a batch."""
+        return tf.gather(self.softmax_weights.embeddings, output_ids)
+
+    def decode_step_over(self, ids: tf.Tensor, step: tf.Tensor, state: dict[str, tf.Tensor],
+                         output_subset: tf.Tensor) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """``decode_step`` projecting onto ``output_subset``'s rows only."""
+        x, new_state = self._decoder_output(ids, step, state)
+        return self._logits(x, output_subset)[:, 0], new_state
+
+    def _decoder_output(self, ids: tf.Tensor, step: tf.Tensor, state: dict[str, tf.Tensor]
+                        ) -> tuple[tf.Tensor, dict[str, tf.Tensor]]:
+        """A decode step's top decoder output [B * beam, 1, d] and the new state."""
         beam_size = state["ancestry"].shape[1]
         ids = tf.reshape(ids, [-1, beam_size])
         ancestry, self_bias, entries = self._step_ancestry(state["ancestry"], ids, step)
@@ -284,8 +305,7 @@ class Transformer(Seq2SeqModel):
                      if key.startswith(prefix)}
             x, cache = block.decode_step(x, cache, memory_bias, step, self_bias, entries)
             new_state.update({prefix + key: value for key, value in cache.items()})
-        x = tf.reshape(x, [-1, 1, self.hparams.hidden_size])
-        return self._logits(x)[:, 0], new_state
+        return tf.reshape(x, [-1, 1, self.hparams.hidden_size]), new_state
 
     def _step_ancestry(self, ancestry: tf.Tensor, ids: tf.Tensor, step: tf.Tensor
                        ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor | None]:
