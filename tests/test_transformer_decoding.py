@@ -73,8 +73,7 @@ def test_decode_state_is_once_per_input_with_cache_buffers_written_a_step_at_a_t
 def test_a_decode_step_runs_no_shape_arithmetic(beam_size, relative):
     """A decode step runs once per output token, so every op in it counts (see
     t2t_lite/layers/projection.py): with only the batch unknown, no reshape in
-    it may need the tensor's runtime shape, but for each layer's one shape of its
-    cache buffers, from which its in-place cache write finds its rows."""
+    it may need the tensor's runtime shape."""
     model = tiny_model(**(RELATIVE if relative else {}))
     state = model.initial_decode_state(model.encode(INPUTS), tf.constant(6), beam_size)
     # Dynamic: the batch, the source length and the decode's length.
@@ -84,7 +83,7 @@ def test_a_decode_step_runs_no_shape_arithmetic(beam_size, relative):
     step = tf.function(model.decode_step).get_concrete_function(
         tf.TensorSpec([None], tf.int32), tf.TensorSpec([], tf.int32), state_spec)
     ops = [op.type for op in step.graph.get_operations()]
-    assert ops.count("Shape") == len(model.decoder_blocks) and "Prod" not in ops, sorted(ops)
+    assert "Shape" not in ops and "Prod" not in ops, sorted(set(ops))
 
 
 def _decoded_alone(model: Transformer, history: list[int], item: int) -> np.ndarray:
@@ -185,15 +184,3 @@ def test_xla_decode_of_lines_compiles_one_program_per_length_bucket():
     assert compiled.traces == 2  # one per length bucket
     # Longest first: (12, 11) and (10, 4) tokens pad to 16, (3, 2) to 8.
     assert sorted(compiled.shapes_seen) == [(2, 8, 11), (2, 16, 19)]
-
-
-def test_decodes_one_after_another_leave_nothing_in_the_next_ones_caches():
-    """The self-attention caches are written in place (``write_entries_in_place``):
-    each search's buffers are its own, so a batch decodes the same after any other."""
-    model = tiny_model()
-    decoder = BeamSearchDecoder(model, SearchOptions(beam_size=3))
-    first = decoder(INPUTS, 7)
-    decoder(INPUTS[::-1] + 2, 7)
-    again = decoder(INPUTS, 7)
-    np.testing.assert_array_equal(first[0], again[0])
-    np.testing.assert_array_equal(first[1], again[1])

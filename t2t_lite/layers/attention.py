@@ -63,30 +63,6 @@ def write_entries(buffer: tf.Tensor, update: tf.Tensor, start: tf.Tensor) -> tf.
         begin_mask=whole_axes, end_mask=whole_axes)
 
 
-def write_entries_in_place(cache: dict[str, tf.Tensor], new: dict[str, tf.Tensor],
-                           start: tf.Tensor) -> dict[str, tf.Tensor]:
-    """``write_entries`` of each of ``new``'s tensors [B, h, Q, d] into ``cache``'s
-    buffer of the same key [B, h, entries, d], in the buffer's own memory: its rows
-    along axis 2, seen as rows of a [-1, d] view, set by ``InplaceUpdate``, which
-    aliases its input. A strided update copied the whole buffer at every step (about
-    0.3 ms a write at a real file's shapes: docs/SPEED.md). Only for buffers nothing
-    else reads: ``cache_buffers``' (``Empty`` is stateful, so no two are merged or
-    folded into a constant), written once a step by a loop whose next write waits on
-    this step's reads (the step's output ids feed it). The buffers' one shape op
-    gives the rows' indices and the buffers' shape back."""
-    shape = tf.shape(next(iter(cache.values())))
-    written = next(iter(new.values())).shape[2]
-    rows = tf.reshape(tf.range(shape[0] * shape[1])[:, None] * shape[2]
-                      + tf.cast(start, tf.int32) + tf.range(written)[None, :], [-1])
-    written_cache = {}
-    for key, buffer in cache.items():
-        depth = buffer.shape[3]
-        flat = tf.raw_ops.InplaceUpdate(x=tf.reshape(buffer, [-1, depth]), i=rows,
-                                        v=tf.reshape(new[key], [-1, depth]))
-        written_cache[key] = tf.reshape(flat, shape)
-    return written_cache
-
-
 def ancestry_bias(ancestry: tf.Tensor, queries: int, entries: tf.Tensor | int) -> tf.Tensor:
     """The bias of a self-attention decode step of Q hypotheses an item
     (``SelfAttention.decode_step``).
@@ -257,11 +233,11 @@ class SelfAttention(MultiHeadAttention):
                     queries: int = 1) -> dict[str, tf.Tensor]:
         """Key/value cache buffers {"keys": [B, h, length * queries, d_k], "values":
         [.., d_v]} of zeros: ``length`` steps of ``queries`` entries each (see
-        ``decode_step``), each its own memory (``write_entries_in_place``)."""
+        ``decode_step``)."""
         rows = length * queries
-        return {name: tf.raw_ops.Empty(shape=tf.stack([batch_size, self.num_heads, rows, depth]),
-                                       dtype=dtype, init=True)
-                for name, depth in (("keys", self.key_depth), ("values", self.value_depth))}
+        return {"keys": tf.zeros([batch_size, self.num_heads, rows, self.key_depth], dtype),
+                "values": tf.zeros([batch_size, self.num_heads, rows, self.value_depth],
+                                   dtype)}
 
     @staticmethod
     def pad_cache(cache: dict[str, tf.Tensor], length: int,
@@ -303,7 +279,8 @@ class SelfAttention(MultiHeadAttention):
             return self.attend(queries, cache["keys"], cache["values"], bias,
                                relative=relative), cache
         start = position * x.shape[1]
-        cache = write_entries_in_place(cache, {"keys": keys, "values": values}, start)
+        cache = {"keys": write_entries(cache["keys"], keys, start),
+                 "values": write_entries(cache["values"], values, start)}
         return self.attend(queries, cache["keys"][:, :, :entries],
                            cache["values"][:, :, :entries], bias,
                            relative=self._step_relative(position, entries, x.shape[1])), cache
