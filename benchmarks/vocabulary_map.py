@@ -18,10 +18,6 @@ import os
 import sys
 from typing import Iterator, Sequence
 
-from t2t_lite.builtins import load_builtins
-from t2t_lite.decoding.vocabulary_map import build_vocabulary_map
-from t2t_lite.experiment import resolve
-
 
 def _lines(path: str) -> Iterator[str]:
     with (gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz")
@@ -47,6 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if os.path.realpath(args.out) in {os.path.realpath(args.source),
                                       os.path.realpath(args.target)}:
         p.error(f"--out={args.out} is an input; give the map a file of its own")
+    from t2t_lite.builtins import load_builtins  # TensorFlow only once the flags are read
+    from t2t_lite.decoding.vocabulary_map import build_vocabulary_map
+    from t2t_lite.experiment import resolve
+
     load_builtins()
     experiment = resolve(None, None, None, "", None, args.output_dir, must_exist=True)
     encoders = experiment.problem.feature_encoders(experiment.data_dir)
