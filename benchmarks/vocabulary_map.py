@@ -8,7 +8,7 @@ Each line pair is encoded with the run's vocabularies; each source token maps to
 the ``--per_source`` target tokens with the highest Dice coefficient over the pairs
 (``t2t_lite.decoding.vocabulary_map.build_vocabulary_map``), and the ``--frequent``
 most frequent target tokens are in every batch's shortlist. The file is written
-whole or not at all, and never over ``--source`` or ``--target``.
+whole or not at all, and never over an existing file.
 """
 from __future__ import annotations
 
@@ -43,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if os.path.realpath(args.out) in {os.path.realpath(args.source),
                                       os.path.realpath(args.target)}:
         p.error(f"--out={args.out} is an input; give the map a file of its own")
+    if os.path.exists(args.out):
+        p.error(f"--out={args.out} exists; this writes a new file only (remove it, or name another)")
     from t2t_lite.builtins import load_builtins  # TensorFlow only once the flags are read
     from t2t_lite.decoding.vocabulary_map import build_vocabulary_map
     from t2t_lite.experiment import resolve
