@@ -174,7 +174,8 @@ def decode(argv: Sequence[str] | None) -> int:
 
     run = trained_run.open_run(args, "t2t-decoder", partial(_declare_inputs, args))
     settings = run.decode_settings(args.decode_hparams)
-    if not (args.intra_op_parallelism_threads or args.inter_op_parallelism_threads):
+    searches = not (args.score_file or args.merge_shards)  # scoring keeps every thread
+    if searches and not (args.intra_op_parallelism_threads or args.inter_op_parallelism_threads):
         common.set_threads(*settings.parallel_threads)  # parallel_batches' own cores
     if args.decode_interactive:
         interrupts.describe("during interactive decoding",
