@@ -10,6 +10,7 @@ without running the model.
 """
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import dataclasses
 import math
@@ -141,7 +142,9 @@ def decode_window(lines: Sequence[str], decoding: Decoding, first_line: int = 0,
 def _searched(decoding: Decoding, jobs: list, at_once: int) -> Iterator[tuple[np.ndarray,
                                                                               np.ndarray]]:
     """(ids, scores) of each job's search, in order, ``at_once`` searched at a time
-    (each search's ops run while the others' do: TensorFlow releases the GIL)."""
+    (each search's ops run while the others' do: TensorFlow releases the GIL). At
+    most ``2 * at_once`` searches run or wait ahead of the one being written, so the
+    results held do not grow with a window whose writing lags its searches."""
     def search(job: tuple) -> tuple[np.ndarray, np.ndarray]:
         _, arguments, keywords = job
         ids, scores = decoding(*arguments, **keywords)
@@ -151,8 +154,14 @@ def _searched(decoding: Decoding, jobs: list, at_once: int) -> Iterator[tuple[np
         yield from map(search, jobs)
         return
     pool = concurrent.futures.ThreadPoolExecutor(at_once, thread_name_prefix="search")
+    ahead = collections.deque()
     try:
-        yield from pool.map(search, jobs)
+        for job in jobs:
+            ahead.append(pool.submit(search, job))
+            if len(ahead) > 2 * at_once:
+                yield ahead.popleft().result()
+        while ahead:
+            yield ahead.popleft().result()
     except BaseException:  # an error or interrupt: no search not started yet starts
         pool.shutdown(wait=False, cancel_futures=True)
         raise
