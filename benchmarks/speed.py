@@ -64,6 +64,12 @@ class RandomTokens(Problem):
     def vocab_size(self, data_dir: str) -> int:
         return self._vocab_size
 
+    def input_vocab_size(self, data_dir: str) -> int:
+        return self._vocab_size
+
+    def shares_vocabulary(self, data_dir: str) -> bool:
+        return True
+
 
 PARTS = ("train", "beam", "score")
 
