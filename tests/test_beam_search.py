@@ -98,7 +98,8 @@ def test_wide_beam_returns_every_finished_sequence_best_first(alpha):
     # beam of 64 never prunes, so it must return exactly the enumerated ranking.
     model = ToyRecurrentModel(vocab_size=4, seed=1)
     inputs = np.array([[2, 3, 1], [3, 1, 0]], np.int32)
-    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=64, alpha=alpha))(inputs, 4)
+    ids, scores = BeamSearchDecoder(
+        model, SearchOptions(beam_size=64, alpha=alpha, stop_rule="exact"))(inputs, 4)
     ids, scores = ids.numpy(), scores.numpy()
     for row in range(2):
         expected = all_finished_scores(model, inputs[row], 4, alpha)
@@ -160,7 +161,8 @@ def test_length_penalty_lets_a_longer_hypothesis_win():
     expected = all_finished_scores(model, INPUTS[0], 6, 2.0)
     best = max(expected, key=expected.get)
     assert best == (2, 2, 2, 2, EOS_ID) and expected[best] > expected[(EOS_ID,)]
-    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=2, alpha=2.0))(INPUTS[:1], 6)
+    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=2, alpha=2.0,
+                                                         stop_rule="exact"))(INPUTS[:1], 6)
     assert through_eos(ids.numpy()[0, 0]) == best
     assert scores.numpy()[0, 0] == pytest.approx(expected[best], abs=1e-5)
 
@@ -186,7 +188,8 @@ def test_early_stop_bounds_alive_hypotheses_with_the_longest_length_penalty():
     expected = all_finished_scores(model, INPUTS[0], 10, 2.0)
     best = max(expected, key=expected.get)
     assert len(best) == 10
-    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=2, alpha=2.0))(INPUTS[:1], 10)
+    ids, scores = BeamSearchDecoder(model, SearchOptions(beam_size=2, alpha=2.0,
+                                                         stop_rule="exact"))(INPUTS[:1], 10)
     assert through_eos(ids.numpy()[0, 0]) == best
     assert scores.numpy()[0, 0] == pytest.approx(expected[best], abs=1e-5)
 
@@ -200,8 +203,8 @@ def test_beam_finished_rule_stops_once_the_beam_has_finished_hypotheses():
                                                          stop_rule="beam_finished"))(INPUTS[:1], 10)
     assert ids.shape[-1] == 2
     assert sorted(through_eos(beam) for beam in ids.numpy()[0]) == [(EOS_ID,), (2, EOS_ID)]
-    with pytest.raises(ValueError, match="unknown stop_rule 'fast'; the rules are exact, "
-                                         "beam_finished"):
+    with pytest.raises(ValueError, match="unknown stop_rule 'fast'; the rules are "
+                                         "beam_finished, exact"):
         BeamSearchDecoder(model, SearchOptions(stop_rule="fast"))
 
 

@@ -298,7 +298,8 @@ def test_sweep_decode_of_an_ensemble_decodes_as_the_decoder_does(trained, tmp_pa
     member = tmp_path / "member"
     shutil.copytree(output_dir, member)
     constant_model_checkpoint(str(member), member)  # the member's latest checkpoint
-    decode = "extra_length=3,batch_size=1"
+    # The exact rule: at alpha 2 it searches the constant member to its longest output.
+    decode = "extra_length=3,batch_size=1,stop_rule=exact"
     assert t2t_decoder.main([f"--output_dir={output_dir}", f"--t2t_usr_dir={USR_DIR}",
                              f"--decode_from_file={source}", f"--decode_to_file={reference}",
                              f"--decode_hparams={decode},beam_size=2,alpha=2.0",

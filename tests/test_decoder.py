@@ -160,7 +160,7 @@ def test_decode_interactive_prompts_before_each_line_it_reads(capsys):
 
 def test_decode_hparams_layers_library_problem_and_user_settings():
     library = decode_hparams()
-    assert library.values() == {"beam_size": 4, "alpha": 0.6, "stop_rule": "exact",
+    assert library.values() == {"beam_size": 4, "alpha": 0.6, "stop_rule": "beam_finished",
                                 "extra_length": 50,
                                 "batch_size": 32, "batch_type": "sentences",
                                 "read_window_lines": 4096, "parallel_batches": 0,
@@ -185,7 +185,7 @@ def test_decode_hparams_layers_library_problem_and_user_settings():
     ("batch_size=0", None, "'batch_size' must be >= 1"),
     ("max_input_length=-1", None, "'max_input_length' must be >= 0"),
     ("length_bucket=0", None, "'length_bucket' must be >= 1"),
-    ("stop_rule=fast", None, "'stop_rule' must be one of 'exact', 'beam_finished'"),
+    ("stop_rule=fast", None, "'stop_rule' must be one of 'beam_finished', 'exact'"),
     ("", {"beam_size": 0}, "the problem's decode defaults: hparam 'beam_size' must be >= 1"),
     ("", {"alpha": float("inf")}, "the problem's decode defaults: hparam 'alpha' must be finite"),
 ])
@@ -201,7 +201,7 @@ def test_decode_hparams_name_the_flag_they_came_from():
 
 def test_decode_settings_are_the_decode_hparams_and_the_runs_xla():
     assert settings("beam_size=2,length_bucket=8", xla=True) == DecodeSettings(
-        beam_size=2, alpha=0.6, stop_rule="exact", extra_length=50, batch_size=32,
+        beam_size=2, alpha=0.6, stop_rule="beam_finished", extra_length=50, batch_size=32,
         batch_type="sentences", read_window_lines=4096, parallel_batches=0, return_beams=False,
         write_beam_scores=False, max_input_length=0, length_bucket=8, **SEARCH, xla=True)
     assert settings("length_bucket=8").padded_length_bucket == 0  # only XLA pads

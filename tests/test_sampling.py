@@ -223,7 +223,7 @@ class Parsing:
     decode_hparams_defaults = staticmethod(lambda: {"beam_size": 21, "alpha": 0.3})
 
 
-@pytest.mark.parametrize("key", ["alpha=1.0", "stop_rule=beam_finished"])
+@pytest.mark.parametrize("key", ["alpha=1.0", "stop_rule=exact"])
 def test_keys_sampling_does_not_read_are_refused_unless_left_at_their_defaults(key):
     chosen = decode_settings("sampling_method=random,beam_size=1", Parsing(), HParams(xla=False))
     assert chosen.sampling == SamplingOptions() and chosen.every_hypothesis

@@ -8,10 +8,10 @@ so that at least ``beam_size`` of them do not end in EOS; candidates ending in
 EOS compete for the finished set with score ``log_prob / ((5 + length) / 6) **
 alpha`` (length counts the EOS, Wu et al. 2016), the others become the new
 alive set. An input stops under its ``stop_rule`` (``STOP_RULES``): by default
-once no alive hypothesis can enter its finished set, as tensor2tensor's search
-stops, or once its finished set is full, as fairseq's and CTranslate2's do (and,
-as theirs, that rule finalises only the EOS candidates ranked within the best
-``beam_size``). Once an input has stopped its hypotheses stay as they are,
+once its finished set is full, as fairseq's and CTranslate2's do (and, as theirs,
+that rule finalises only the EOS candidates ranked within the best ``beam_size``),
+or once no alive hypothesis can enter its finished set, as tensor2tensor's search
+stops ("exact"). Once an input has stopped its hypotheses stay as they are,
 whether it leaves the batch or is carried to the batch's end.
 
 Outputs: ``ids`` hold the generated tokens without the start symbol; a finished

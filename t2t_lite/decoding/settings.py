@@ -30,7 +30,7 @@ DECODE_DEFAULTS = {
     "beam_size": at_least(1, 4),      # 1 = greedy
     "alpha": at_least(0, 0.6),        # length penalty exponent: ((5 + length) / 6) ** alpha
     # When beam search stops an input (t2t_lite.decoding.search_options.STOP_RULES):
-    # "exact" (tensor2tensor's) or "beam_finished" (fairseq's and CTranslate2's).
+    # "beam_finished" (fairseq's and CTranslate2's) or "exact" (tensor2tensor's).
     "stop_rule": one_of(*STOP_RULES),
     "extra_length": at_least(0, 50),  # max decode length = input length + extra_length
     "batch_size": at_least(1, 32),    # per search call: lines, or tokens (batch_type)
