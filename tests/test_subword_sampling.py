@@ -129,10 +129,13 @@ def test_a_lengthened_example_is_cut_or_dropped_as_the_limits_say(files_data):
     dataset = problem.dataset("train", data_dir)
     longest = max(int(tf.shape(example["targets"])[0]) for example in dataset)
     drawn, kept = [], []
+    # Three draws an example: with one, whether any grew past the longest depended on
+    # the vocabulary trained for the fixture (19 > 19 failed once in 2 suite runs).
     for index, example in enumerate(dataset):
-        seed = tf.constant([1, index], tf.int64)
-        drawn.append(augment(example, seed))
-        kept.append(cut(example, seed))
+        for draw in range(3):
+            seed = tf.constant([draw + 1, index], tf.int64)
+            drawn.append(augment(example, seed))
+            kept.append(cut(example, seed))
     assert max(len(example["inputs"]) for example in drawn) > 6
     assert max(len(example["inputs"]) for example in kept) == 6
     assert [len(e["targets"]) for e in kept] == [len(e["targets"]) for e in drawn]
