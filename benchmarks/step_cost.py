@@ -77,11 +77,10 @@ def linear_fit(costs: dict[int, float]) -> tuple[float, float]:
 
 def file_schedule(output_dir: str, source: str, decoded: str,
                   batch_size: int) -> tuple[int, int]:
-    """(steps t2t-decoder's batches run, sentence-steps) for a decoded file."""
-    from t2t_lite.builtins import load_builtins
+    """(steps t2t-decoder's batches run, sentence-steps) for a decoded file (the
+    registries loaded: ``load_builtins``)."""
     from t2t_lite.experiment import resolve
 
-    load_builtins()
     experiment = resolve(None, None, None, "", None, output_dir, must_exist=True)
     encoders = experiment.problem.feature_encoders(experiment.data_dir)
     with open(source, encoding="utf-8") as f_source, open(decoded, encoding="utf-8") as f_out:
@@ -127,10 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from t2t_lite.builtins import load_builtins
 
     load_builtins()
-    schedule = (file_schedule(args.output_dir, args.source, args.decoded, args.batch_size)
-                if all(given) else None)
-    if schedule:
-        batched, sentence_steps = schedule
+    file_steps = (file_schedule(args.output_dir, args.source, args.decoded, args.batch_size)
+                  if all(given) else None)
+    if file_steps:
+        batched, sentence_steps = file_steps
         print(f"{args.decoded}: batches of {args.batch_size} run {batched} steps; "
               f"{sentence_steps} sentence-steps fill {sentence_steps / args.batch_size:.0f}")
     for beam in args.beams:
@@ -140,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"beam {beam}: " + ", ".join(f"{items} inputs {ms:.2f} ms"
                                            for items, ms in costs.items())
               + f"; fit {fixed:.2f} ms + {per_input:.3f} ms an input")
-        if schedule:
+        if file_steps:
             now = fixed * batched + per_input * sentence_steps
             full = fixed * sentence_steps / args.batch_size + per_input * sentence_steps
             print(f"  full slots would save at most {1 - full / now:.1%} of the decode")
