@@ -96,7 +96,7 @@ class RunCheckpoints:
         """The run's training time so far, in all its attempts (milliseconds)."""
         if self._clock_from is None:
             return int(self.checkpoint.training_ms)
-        return self._ms_before + int((time.monotonic() - self._clock_from) * 1000)
+        return self._ms_before + round((time.monotonic() - self._clock_from) * 1000)
 
     @property
     def manager(self) -> tf.train.CheckpointManager:
