@@ -88,8 +88,10 @@ def test_only_the_chief_writes_and_a_killed_run_resumes(trained, tmp_path):
         latest = tf.train.latest_checkpoint(str(output_dir))
         return int(latest.rsplit("-", 1)[1]) if latest else 0
 
-    while saved_step() < 4:
-        assert time.time() < deadline, "the run wrote no second checkpoint"
+    # Killed once the first checkpoint is there (it waited for the second: two steps
+    # more of both workers, which took no other path).
+    while saved_step() < 2:
+        assert time.time() < deadline, "the run wrote no checkpoint"
         time.sleep(0.2)
     processes[1].send_signal(signal.SIGKILL)
     for process in processes:  # worker 0 fails in its next collective, or is stopped
@@ -100,7 +102,7 @@ def test_only_the_chief_writes_and_a_killed_run_resumes(trained, tmp_path):
             process.send_signal(signal.SIGKILL)
             process.wait()
     saved = saved_step()
-    assert saved >= 4
+    assert saved >= 2
     for code, _, err in run_workers(command(saved + 2)):
         assert code == 0, err[-3000:]
         assert f"at step {saved}" in err
