@@ -260,11 +260,13 @@ def test_every_lstm_set_builds_its_model(set_name):
 
 
 # (model, overrides, sequence accuracy to reach on dev, within this many steps).
+# The Sutskever model, and Luong's global general attention over a bidirectional
+# encoder. Bahdanau's model (one layer, reverse_source=false) and Luong's local-p
+# attention (general score, window 2) learn in test_attention_learns.py, as do its
+# global (concat) and local-m scopes; the general score over a one-way encoder is
+# this case's attention over another encoder. (They were cases here too: 7-8 s each.)
 LEARNERS = [
     (SEQ2SEQ, "", 0.75, 600),
-    (BAHDANAU, "reverse_source=false", 0.9, 400),
-    (LUONG, "attention_score=general", 0.9, 400),
-    (LUONG, "attention_scope=local_p,reverse_source=false,attention_window=2", 0.9, 500),
     (LUONG, "attention_score=general,bidirectional_encoder=true", 0.9, 400),
 ]
 

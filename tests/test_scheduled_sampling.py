@@ -83,8 +83,11 @@ def test_scheduled_sampling_draws_what_the_decode_constraint_allows():
 @pytest.mark.parametrize("replicas", [1, 2])
 def test_scheduled_sampling_ramps_up_with_the_trainers_step(copy_data, tmp_path, request,
                                                             replicas):
+    # One layer a side: the ramp reads the trainer's step, not the depth, and each
+    # layer more is one more sampling loop to trace (on two replicas, twice).
     hparams = small_hparams("scheduled_sampling_prob=0.5,scheduled_sampling_warmup_steps=8,"
-                            "dropout=0.0,batch_size=64,max_length=10,length_bucket_step=0")
+                            "dropout=0.0,batch_size=64,max_length=10,length_bucket_step=0,"
+                            "num_encoder_layers=1,num_decoder_layers=1")
     strategy = request.getfixturevalue("two_cpu_strategy") if replicas == 2 else None
     trainer = make_trainer(copy_data, tmp_path, hparams, strategy, model_name=LUONG,
                            problem=ShortCopy(), train_steps=2, save_checkpoints_steps=10**6,
