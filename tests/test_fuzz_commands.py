@@ -44,7 +44,7 @@ from cli_helpers import digest_tree
 from fuzz_cases import (BARE, CHECKPOINTS, COMMANDS, DECODE_KEYS, DECODE_VALUES, FOLDERS,
                         HPARAM_KEYS, HPARAM_VALUES, INPUTS, LINK_FOLDERS, LINK_OUTPUTS, OUTPUTS,
                         Command, given_twice, must_refuse, path_family, resolve_links)
-from fuzz_runner import report_violations, run_in_process, untrue_error
+from fuzz_runner import report_violations, run_in_process, template_digest, untrue_error
 from t2t_lite.bin import t2t_trainer
 from t2t_lite.decoding.file_decoding import RECORD_SUFFIX, Shard
 from t2t_lite.output_manifest import MANIFEST
@@ -128,7 +128,7 @@ def check(command: Command, template: str, drawn: dict[str, str], twice: bool = 
         workspace = os.path.join(root, "ws")
         shutil.copytree(template, workspace, symlinks=True)
         argv = argv_of(command, workspace, drawn, twice)
-        before = digest_tree(workspace)
+        before = template_digest(template)  # the fresh copy's, byte for byte
         # In the workspace, so that a path that means "here" (an empty one did) can
         # only damage the draw's copy, where it is seen.
         cwd, home = os.getcwd(), os.environ.get("HOME")
