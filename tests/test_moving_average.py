@@ -14,6 +14,9 @@ from t2t_lite.training.moving_average import AVERAGE, holds_average
 from toys import fixed_reverse_batches, make_trainer, training_hparams
 
 DECAY = 0.9
+# Steps of the shared averaged run: after 3, a layer norm's average and weight (1.0000275
+# against 1.0000336) are still np.allclose; after 4 they are not.
+STEPS = 4
 
 
 def averaged_trainer(reverse_data, folder, strategy=None, decay=DECAY):
@@ -29,68 +32,82 @@ def averages(trainer) -> dict[str, np.ndarray]:
     return {path: v.numpy() for path, v in trainer.moving_average.averages.items()}
 
 
-def test_the_average_follows_the_rule_step_by_step(reverse_data, tmp_path):
+@pytest.fixture(scope="module")
+def averaged_run(reverse_data, tmp_path_factory):
+    """One averaged trainer stepped STEPS times on fixed_reverse_batches, a step at a time,
+    then saved (ckpt-4): its initial weights, its trainable weights and averages after
+    each step. Five tests read it (each trainer traces its own step, the costly part);
+    they must not change it."""
+    trainer = averaged_trainer(reverse_data, tmp_path_factory.mktemp("averaged"))
+    initial = trainer.model.get_weights()
+    weights, kept = [trainable(trainer)], [averages(trainer)]
+    dataset = fixed_reverse_batches()
+    for _ in range(STEPS):
+        trainer.train_on(dataset.take(1), 1)
+        weights.append(trainable(trainer))
+        kept.append(averages(trainer))
+    trainer.save()
+    return trainer, initial, weights, kept
+
+
+def test_the_average_follows_the_rule_step_by_step(averaged_run):
     """average = d * average + (1 - d) * weights after each step, d = min(decay,
     (1 + step) / (10 + step)), from the initial weights."""
-    trainer = averaged_trainer(reverse_data, tmp_path)
-    expected = trainable(trainer)
-    assert all(np.array_equal(expected[p], a) for p, a in averages(trainer).items())
-    dataset = fixed_reverse_batches()
-    for step in range(1, 5):
-        trainer.train_on(dataset.take(1), 1)
+    _, _, weights, kept = averaged_run
+    expected = weights[0]
+    assert all(np.array_equal(expected[p], a) for p, a in kept[0].items())
+    for step in range(1, len(weights)):
         decay = min(DECAY, (1 + step) / (10 + step))
-        weights = trainable(trainer)
-        expected = {p: decay * expected[p] + (1 - decay) * weights[p] for p in weights}
-    for path, average in averages(trainer).items():
-        np.testing.assert_allclose(average, expected[path], rtol=1e-5, atol=1e-7)
-        assert not np.allclose(average, weights[path])  # an average, not the weights
+        expected = {p: decay * expected[p] + (1 - decay) * weights[step][p]
+                    for p in weights[step]}
+        for path, average in kept[step].items():
+            np.testing.assert_allclose(average, expected[path], rtol=1e-5, atol=1e-7)
+    for path, average in kept[-1].items():
+        assert not np.allclose(average, weights[-1][path])  # an average, not the weights
 
 
-def test_the_average_leaves_the_training_as_it_was(reverse_data, tmp_path):
+def test_the_average_leaves_the_training_as_it_was(reverse_data, averaged_run, tmp_path):
     """The average only watches: the weights trained with it are those trained without
     (so one run measures both, docs/RESULTS.md)."""
-    averaged = averaged_trainer(reverse_data, tmp_path / "on")
+    _, initial, weights, _ = averaged_run
     plain = make_trainer(reverse_data, tmp_path / "off", training_hparams(),
                          save_checkpoints_steps=10**6, eval_batches=1)
-    plain.model.set_weights(averaged.model.get_weights())
-    averaged.train_on(fixed_reverse_batches(), 3)
-    plain.train_on(fixed_reverse_batches(), 3)
-    for path, weights in trainable(plain).items():
-        np.testing.assert_allclose(trainable(averaged)[path], weights, rtol=1e-6, atol=1e-7)
+    plain.model.set_weights(initial)
+    plain.train_on(fixed_reverse_batches(), STEPS)
+    for path, trained in trainable(plain).items():
+        np.testing.assert_allclose(weights[STEPS][path], trained, rtol=1e-6, atol=1e-7)
 
 
-def test_two_replicas_keep_the_average_of_one_device(reverse_data, tmp_path, two_cpu_strategy):
-    single = averaged_trainer(reverse_data, tmp_path / "one")
+def test_two_replicas_keep_the_average_of_one_device(reverse_data, averaged_run, tmp_path,
+                                                     two_cpu_strategy):
+    _, initial, _, kept = averaged_run
     mirrored = averaged_trainer(reverse_data, tmp_path / "two", two_cpu_strategy)
-    mirrored.model.set_weights(single.model.get_weights())
+    mirrored.model.set_weights(initial)
     mirrored.moving_average.reset()
-    single.train_on(fixed_reverse_batches(), 3)
-    mirrored.train_on(fixed_reverse_batches(), 3)
-    for path, average in averages(single).items():
+    mirrored.train_on(fixed_reverse_batches(), STEPS)
+    for path, average in kept[STEPS].items():
         np.testing.assert_allclose(averages(mirrored)[path], average, rtol=1e-4, atol=1e-6)
 
 
-def test_evaluation_reads_the_average_and_gives_the_weights_back(reverse_data, tmp_path):
-    trainer = averaged_trainer(reverse_data, tmp_path)
-    trainer.train_on(fixed_reverse_batches(), 3)
-    weights = trainable(trainer)
+def test_evaluation_reads_the_average_and_gives_the_weights_back(averaged_run, monkeypatch):
+    trainer, _, weights, kept = averaged_run
     seen = []
-    trainer._evaluation = lambda split: seen.append(trainable(trainer)) or {"loss": 0.0}
+    monkeypatch.setattr(trainer, "_evaluation",
+                        lambda split: seen.append(trainable(trainer)) or {"loss": 0.0})
     trainer.evaluate()
-    for path, average in averages(trainer).items():
+    for path, average in kept[STEPS].items():
         np.testing.assert_array_equal(seen[0][path], average)
-        np.testing.assert_array_equal(trainable(trainer)[path], weights[path])
+        np.testing.assert_array_equal(trainable(trainer)[path], weights[STEPS][path])
 
 
 def test_a_resumed_run_continues_the_average_exactly(reverse_data, tmp_path):
-    whole = averaged_trainer(reverse_data, tmp_path / "whole")
-    first = averaged_trainer(reverse_data, tmp_path / "resumed")
-    first.model.set_weights(whole.model.get_weights())
-    first.moving_average.reset()
-    whole.train_on(fixed_reverse_batches(), 4)
-    first.train_on(fixed_reverse_batches(), 2)
-    first.save()
-    resumed = averaged_trainer(reverse_data, tmp_path / "resumed")
+    """A run saved at step 2 and resumed to 4 ends with the average of the run that went
+    on to 4 without stopping (that same trainer, stepped on after its save)."""
+    whole = averaged_trainer(reverse_data, tmp_path)
+    whole.train_on(fixed_reverse_batches(), 2)
+    whole.save()
+    whole.train_on(fixed_reverse_batches(), 2)
+    resumed = averaged_trainer(reverse_data, tmp_path)
     assert resumed.restore() == 2
     resumed.train_on(fixed_reverse_batches(), 2)
     for path, average in averages(whole).items():
@@ -110,16 +127,15 @@ def test_an_average_turned_on_at_resume_starts_from_the_weights(reverse_data, tm
     assert any("holds no moving average" in r.getMessage() for r in caplog.records)
 
 
-def test_readers_take_the_average_unless_told_otherwise(reverse_data, tmp_path):
-    trainer = averaged_trainer(reverse_data, tmp_path)
-    trainer.train_on(fixed_reverse_batches(), 3)
-    trainer.save()
-    path = tf.train.latest_checkpoint(str(tmp_path))
-    assert holds_average(path)
+def test_readers_take_the_average_unless_told_otherwise(averaged_run):
+    trainer, _, weights, kept = averaged_run
+    output_dir = trainer.experiment.output_dir
+    path = tf.train.latest_checkpoint(output_dir)
+    assert path.endswith(f"ckpt-{STEPS}") and holds_average(path)
     assert any(name.startswith(AVERAGE + "/") for name, _ in tf.train.list_variables(path))
-    for averaged, expected in ((True, averages(trainer)), (False, trainable(trainer))):
+    for averaged, expected in ((True, kept[STEPS]), (False, weights[STEPS])):
         model = trainer.experiment.build_model()
-        restore_model(model, str(tmp_path), averaged=averaged)
+        restore_model(model, output_dir, averaged=averaged)
         restored = {p: v.numpy() for p, v in model_variables(model).items() if v.trainable}
         for key, value in expected.items():
             np.testing.assert_array_equal(restored[key], value)
@@ -132,7 +148,7 @@ def test_the_decoder_decodes_the_average_and_raw_weights_on_request(tmp_path, ca
     data_dir, output_dir = train_tiny(tmp_path)
     assert t2t_trainer.main(COMMON + [
         f"--data_dir={data_dir}", f"--output_dir={output_dir}", "--train_steps=8",
-        "--eval_every_steps=1000", "--hparams=moving_average_decay=0.5"]) == 0
+        "--schedule=train", "--hparams=moving_average_decay=0.5"]) == 0  # no dev eval: unread
     assert json.loads((tmp_path / "train" / "hparams.json").read_text())[
         "hparams"]["moving_average_decay"] == 0.5
     source = tmp_path / "in.txt"
