@@ -46,12 +46,19 @@ def expected_distribution(probs, temperature, top_k, top_p):
     return np.where(keep, p, 0.0) / p[keep].sum()
 
 
-@pytest.mark.parametrize("temperature, top_k, top_p", [
-    (1.0, 0, 1.0), (0.5, 0, 1.0), (2.0, 3, 1.0), (1.0, 0, 0.6), (1.5, 4, 0.7)])
-@pytest.mark.parametrize("ensemble", [False, True], ids=["model", "ensemble"])
+DRAW_CASES = [(1.0, 0, 1.0, False), (0.5, 0, 1.0, False), (2.0, 3, 1.0, False),
+              (1.0, 0, 0.6, False), (1.5, 4, 0.7, False), (1.0, 0, 1.0, True),
+              (1.5, 4, 0.7, True)]
+
+
+@pytest.mark.parametrize("temperature, top_k, top_p, ensemble", DRAW_CASES, ids=[
+    f"{'ensemble' if ensemble else 'model'}-{t}-{k}-{p}" for t, k, p, ensemble in DRAW_CASES])
 def test_draws_follow_the_tempered_cut_distribution(temperature, top_k, top_p, ensemble):
     """Over many inputs (each line its own draw), the first tokens' frequencies are the
-    reference distribution's; an ensemble draws from its models' mean distribution."""
+    reference distribution's; an ensemble draws from its models' mean distribution.
+    (An ensemble tempers and cuts its mean with the model's code: two ensemble cases, its
+    plain mean and the mean tempered and cut by top-k and top-p at once, where tempering
+    or cutting each model before the mean would show.)"""
     model = ScriptedModel([FIRST, THEN_EOS])
     probs = softmax(FIRST)
     if ensemble:
@@ -138,17 +145,21 @@ LINES = ["a cat", "", "the green house", "x", "dogs run fast on grass", "hi", "a
          "on a tree", "q"]
 
 
-def sampling_decoding(model, overrides, xla=False):
+def sampling_decoding(model, overrides, xla=False, search=None):
+    """The decoding of ``overrides``; ``search``: a BeamSearchDecoder of the same sampling
+    options to reuse (it traces once for any batch), else a new one."""
     encoder = ByteTextEncoder()
     chosen = settings(f"sampling_method=random,beam_size=1,{overrides}", xla)
-    search = BeamSearchDecoder(model, SearchOptions(beam_size=1, sampling=chosen.sampling),
-                               jit_compile=xla)
+    if search is None:
+        search = BeamSearchDecoder(model, SearchOptions(beam_size=1, sampling=chosen.sampling),
+                                   jit_compile=xla)
+    assert search.options.sampling == chosen.sampling
     rules = InputRules.for_model(0, 64, getattr(model, "max_positions", None))
     return Decoding(search, chosen, rules, encoder, encoder)
 
 
-def sampled_lines(model, overrides, xla=False, lines=tuple(LINES)):
-    return decode_lines(list(lines), sampling_decoding(model, overrides, xla))
+def sampled_lines(model, overrides, xla=False, lines=tuple(LINES), search=None):
+    return decode_lines(list(lines), sampling_decoding(model, overrides, xla, search))
 
 
 def test_interactive_lines_draw_as_the_lines_of_a_file():
@@ -178,8 +189,10 @@ def test_file_samples_do_not_depend_on_batches_and_fill_fields():
     model = tiny_transformer(ByteTextEncoder().vocab_size, seed=2, num_encoder_layers=1,
                              num_decoder_layers=1)
     overrides = "num_samples=3,write_beam_scores=true,extra_length=6,sampling_temp=1.5"
-    one = sampled_lines(model, f"{overrides},batch_size=1")
-    assert_same_samples(one, sampled_lines(model, f"{overrides},batch_size=7"))
+    # Both batchings through one search (one trace): only the batching differs.
+    search = sampling_decoding(model, f"{overrides},batch_size=1").search
+    one = sampled_lines(model, f"{overrides},batch_size=1", search=search)
+    assert_same_samples(one, sampled_lines(model, f"{overrides},batch_size=7", search=search))
     assert one[1] == ""
     fields = one[0].split("\t")
     assert len(fields) == 6 and all(float(score) < 0 for score in fields[1::2])

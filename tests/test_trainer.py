@@ -117,12 +117,14 @@ def test_gradient_accumulation_equals_one_big_batch(reverse_data, tmp_path):
 
 
 def test_resume_continues_from_checkpoint(reverse_data, tmp_path, caplog):
+    # No dev evaluations (evaluate=False): each trainer would trace its own, and
+    # resuming reads and writes only the checkpoints.
     first = make_trainer(reverse_data, tmp_path, training_hparams(), train_steps=3,
-                         save_checkpoints_steps=3, eval_batches=1, log_every_steps=1)
+                         save_checkpoints_steps=3, evaluate=False, log_every_steps=1)
     first.train()
     weights = first.model.get_weights()
     second = make_trainer(reverse_data, tmp_path, training_hparams(), train_steps=5,
-                          save_checkpoints_steps=100, eval_batches=1)
+                          save_checkpoints_steps=100, evaluate=False)
     tf_logger = logging.getLogger("tensorflow")
     tf_logger.addHandler(caplog.handler)
     try:
@@ -138,7 +140,7 @@ def test_resume_continues_from_checkpoint(reverse_data, tmp_path, caplog):
     assert second.step == 5
     caplog.clear()
     third = make_trainer(reverse_data, tmp_path, training_hparams(), train_steps=4,
-                         eval_batches=1)
+                         evaluate=False)
     third.train()  # already past its steps: one warning says so
     assert third.step == 5
     assert (f"nothing to train: the run in {tmp_path} is at step 5 already, and "
