@@ -75,29 +75,40 @@ def error_of(capsys, main, argv):
     return err[-1]
 
 
+def _entries(root: str, folders: bool = False) -> Iterator[tuple[str, str]]:
+    """(path relative to ``root``, path) of every file under ``root``, and with
+    ``folders`` of every folder too."""
+    for folder, dirs, names in os.walk(root):
+        for name in (dirs + names if folders else names):
+            path = os.path.join(folder, name)
+            yield os.path.relpath(path, root), path
+
+
 def snapshot(root: str) -> dict[str, tuple[int, int]]:
     """Every file under ``root``: (size, mtime) by relative path."""
-    found = {}
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = os.path.join(folder, name)
-            stat = os.lstat(path)  # a link as itself (it may dangle)
-            found[os.path.relpath(path, root)] = (stat.st_size, stat.st_mtime_ns)
-    return found
+    stats = {relative: os.lstat(path) for relative, path in _entries(root)}  # links as such
+    return {relative: (stat.st_size, stat.st_mtime_ns) for relative, stat in stats.items()}
+
+
+def stat_tree(root: str) -> dict[str, tuple[int, int, int, int, int]]:
+    """Every entry under ``root`` (folders too, links as themselves): inode, mode, size,
+    mtime and ctime. Any write, chmod, rename over or utime changes one of them (ctime
+    cannot be set back), so an unchanged stat tree is an unchanged tree."""
+    stats = {relative: os.lstat(path) for relative, path in _entries(root, folders=True)}
+    return {relative: (stat.st_ino, stat.st_mode, stat.st_size, stat.st_mtime_ns,
+                       stat.st_ctime_ns) for relative, stat in stats.items()}
 
 
 def digest_tree(root: str) -> dict[str, str]:
     """Every file under ``root``: its sha256 by relative path (byte for byte, as
     ``snapshot`` is not); a link: where it points."""
     found = {}
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = os.path.join(folder, name)
-            if os.path.islink(path):  # a link as itself: replaced by a file, it shows
-                found[os.path.relpath(path, root)] = "link to " + os.readlink(path)
-                continue
-            with open(path, "rb") as f:
-                found[os.path.relpath(path, root)] = hashlib.sha256(f.read()).hexdigest()
+    for relative, path in _entries(root):
+        if os.path.islink(path):  # a link as itself: replaced by a file, it shows
+            found[relative] = "link to " + os.readlink(path)
+            continue
+        with open(path, "rb") as f:
+            found[relative] = hashlib.sha256(f.read()).hexdigest()
     return found
 
 

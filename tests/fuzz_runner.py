@@ -12,7 +12,7 @@ from typing import Callable
 
 import tensorflow as tf
 
-from cli_helpers import COMMON, digest_tree, train_copy_run, train_tiny
+from cli_helpers import COMMON, digest_tree, stat_tree, train_copy_run, train_tiny
 from fuzz_cases import RUN_ARGS
 from message_truth import untrue
 from t2t_lite.bin import t2t_attention, t2t_avg_all, t2t_decoder, t2t_trainer
@@ -100,19 +100,6 @@ def build_workspace(root) -> str:
     return str(root)
 
 
-def _stat_tree(root: str) -> dict[str, tuple[int, int, int, int, int]]:
-    """Every entry under ``root`` (folders too, links as themselves): inode, mode, size,
-    mtime and ctime. Any write, chmod, rename over or utime changes one of them (ctime
-    cannot be set back), so an unchanged stat tree is an unchanged tree."""
-    found = {}
-    for folder, dirs, names in os.walk(root):
-        for name in dirs + names:
-            stat = os.lstat(os.path.join(folder, name))
-            found[os.path.relpath(os.path.join(folder, name), root)] = (
-                stat.st_ino, stat.st_mode, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
-    return found
-
-
 _template_digests: dict[str, tuple[dict, dict[str, str]]] = {}
 
 
@@ -120,7 +107,7 @@ def template_digest(template: str) -> dict[str, str]:
     """``digest_tree(template)``, which is the digest of each draw's fresh copy of it:
     hashed again only when the template's stat tree changed since (a few hundred lstat
     calls, not 30 MB of checkpoints and input states hashed every draw)."""
-    stats = _stat_tree(template)
+    stats = stat_tree(template)
     cached = _template_digests.get(template)
     if cached is None or cached[0] != stats:
         cached = _template_digests[template] = (stats, digest_tree(template))

@@ -36,8 +36,9 @@ def test_a_killed_decoder_leaves_no_output_that_looks_complete(trained, tmp_path
     # output (its lock is there): a kill while the TensorFlow start still ran, as the
     # fixed moments of 2 to 11.5 s mostly gave on this machine, reached no output at
     # all, and each such run cost its moment in full. One run (it was two): the
-    # output is written once, at the end, so a second kill before it took the same
-    # path again, for a TensorFlow start more.
+    # 1,800 lines are one read window (read_window_lines, 4,096), so the output is
+    # written once, at its end, and a second kill before it took the same path again,
+    # for a TensorFlow start more.
     rng = random.Random(13)
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
